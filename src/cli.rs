@@ -1,0 +1,334 @@
+//! The command line: argument parsing and the commands, wiring load → compile → engine → report.
+
+use std::io::{Read, Write};
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::compile::RuleSet;
+use crate::diagnostics::{render, stderr_color};
+use crate::engine::{Engine, Patched, Target, describe_scope};
+use crate::error::Error;
+use crate::report::{ErrorJson, FileJson, summary, unified_diff};
+use crate::rules::error::{RuleError, RuleErrorKind};
+use crate::rules::model::Phase;
+use crate::targets::{self, TargetFile};
+use crate::versions::{Gate, VersionEnv};
+
+/// Declarative, versioned source patches for Python libraries.
+#[derive(Debug, Parser)]
+#[command(name = "repatch", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Apply rules to Python files, folders or stdin.
+    Apply(ApplyArgs),
+    /// Show how the engine understands a rule file: scopes, pattern, compiled query.
+    Explain(ExplainArgs),
+}
+
+/// Where rules come from and which versions gate them.
+#[derive(Debug, Args)]
+struct RuleArgs {
+    /// A rule file or a folder of them (repeatable); default `./rules`.
+    #[arg(short = 'r', long = "rules", value_name = "RULES")]
+    rules: Vec<PathBuf>,
+    /// A target package version, e.g. `transformers=4.57.6` (repeatable).
+    #[arg(long = "with", value_name = "PKG=VER")]
+    with: Vec<String>,
+    /// Read package versions from a site-packages folder's `*.dist-info`.
+    #[arg(long, value_name = "DIR")]
+    site_packages: Option<PathBuf>,
+    /// Run only this phase (init, pre_compile, post_compile).
+    #[arg(long, value_parser = parse_phase)]
+    phase: Option<Phase>,
+}
+
+#[derive(Debug, Args)]
+struct ApplyArgs {
+    #[command(flatten)]
+    rules: RuleArgs,
+    /// Print a unified diff instead of the patched source.
+    #[arg(long, group = "mode")]
+    diff: bool,
+    /// Rewrite files in place, atomically.
+    #[arg(long, group = "mode")]
+    write: bool,
+    /// Exit 1 if any file would change; write nothing.
+    #[arg(long, group = "mode")]
+    check: bool,
+    /// How to report.
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    format: Format,
+    /// The file name rules' `files` globs see when reading stdin.
+    #[arg(long, value_name = "NAME")]
+    stdin_filename: Option<String>,
+    /// Files, folders (walked for `*.py`), or `-` for stdin.
+    #[arg(required = true, value_name = "PATH")]
+    paths: Vec<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+struct ExplainArgs {
+    /// The rule file to explain.
+    rule_file: PathBuf,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Format {
+    Human,
+    Json,
+}
+
+fn parse_phase(s: &str) -> Result<Phase, String> {
+    s.parse()
+        .map_err(|()| format!("`{s}` is not a phase (init, pre_compile, post_compile)"))
+}
+
+/// Runs the command line and returns the process exit code.
+pub fn run() -> u8 {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() { 2 } else { 0 };
+        }
+    };
+    let result = match cli.command {
+        Command::Apply(args) => apply(args),
+        Command::Explain(args) => explain(args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprint!("{}", render(&e, stderr_color()));
+            e.exit_code()
+        }
+    }
+}
+
+/// Loads and compiles the rules named by `-r` (default `./rules`).
+fn load_rules(paths: &[PathBuf]) -> Result<RuleSet, Error> {
+    let default = [PathBuf::from("rules")];
+    let paths = if paths.is_empty() {
+        &default[..]
+    } else {
+        paths
+    };
+    let mut rules = Vec::new();
+    for path in paths {
+        rules.extend(crate::rules::load_path(path)?);
+    }
+    Ok(RuleSet::compile(rules)?)
+}
+
+fn load_versions(args: &RuleArgs) -> Result<VersionEnv, Error> {
+    let mut env = VersionEnv::default();
+    for pair in &args.with {
+        env.insert_pair(pair)?;
+    }
+    if let Some(dir) = &args.site_packages {
+        env.read_site_packages(dir)?;
+    }
+    Ok(env)
+}
+
+/// Rejects rules that would run but whose required package has no known version.
+fn check_known_versions(engine: &Engine<'_>) -> Result<(), Error> {
+    for (rule, gate) in engine.gates() {
+        if let Gate::Unknown { requirement } = gate {
+            let package = requirement.package.value.clone();
+            return Err(RuleError::new(
+                RuleErrorKind::UnknownVersion {
+                    rule: rule.id().to_string(),
+                    package: package.clone(),
+                },
+                &rule.rule.origin.file,
+                requirement.package.span.clone(),
+            )
+            .with_help(format!(
+                "pass --with {package}=VERSION or --site-packages DIR"
+            ))
+            .into());
+        }
+    }
+    Ok(())
+}
+
+struct Outcome {
+    file: TargetFile,
+    original: String,
+    result: Result<Patched, Error>,
+}
+
+fn apply(args: ApplyArgs) -> Result<u8, Error> {
+    let rules = load_rules(&args.rules.rules)?;
+    let versions = load_versions(&args.rules)?;
+    let engine = Engine::new(&rules, &versions, args.rules.phase);
+    check_known_versions(&engine)?;
+
+    let stdin = args.paths.len() == 1 && args.paths[0].as_os_str() == "-";
+    let files = if stdin {
+        let name = args
+            .stdin_filename
+            .clone()
+            .unwrap_or_else(|| "<stdin>".into());
+        vec![TargetFile {
+            path: PathBuf::from("-"),
+            display: name,
+        }]
+    } else {
+        if args.paths.iter().any(|p| p.as_os_str() == "-") {
+            return Err(Error::Usage(
+                "`-` (stdin) cannot be combined with other paths".into(),
+            ));
+        }
+        targets::collect(&args.paths)?
+    };
+    let to_stdout = !(args.diff || args.write || args.check) && args.format == Format::Human;
+    if to_stdout && (files.len() != 1 || args.paths.iter().any(|p| p.is_dir())) {
+        return Err(Error::Usage(
+            "several target files: choose --diff, --write, --check or --format json".into(),
+        ));
+    }
+
+    let outcomes: Vec<Outcome> = files
+        .into_iter()
+        .map(|file| {
+            let original = if stdin {
+                let mut bytes = Vec::new();
+                std::io::stdin()
+                    .read_to_end(&mut bytes)
+                    .map_err(|e| Error::io(&file.path, e))
+                    .and_then(|_| targets::decode(&file.display, bytes))
+            } else {
+                targets::read(&file)
+            };
+            match original {
+                Ok(original) => {
+                    let result = engine
+                        .patch(Target {
+                            path: &file.display,
+                            source: &original,
+                        })
+                        .map_err(Error::from);
+                    Outcome {
+                        file,
+                        original,
+                        result,
+                    }
+                }
+                Err(e) => Outcome {
+                    file,
+                    original: String::new(),
+                    result: Err(e),
+                },
+            }
+        })
+        .collect();
+
+    let color = stderr_color();
+    let mut exit = 0u8;
+    for outcome in &outcomes {
+        if let Err(e) = &outcome.result {
+            exit = exit.max(e.exit_code());
+            if args.format == Format::Human {
+                eprint!("{}", render(e, color));
+            }
+        }
+    }
+    let mut stdout = std::io::stdout().lock();
+    if args.format == Format::Json {
+        let reports: Vec<FileJson<'_>> = outcomes
+            .iter()
+            .map(|o| match &o.result {
+                Ok(p) => FileJson::patched(&o.file.display, p),
+                Err(e) => FileJson::failed(
+                    &o.file.display,
+                    ErrorJson {
+                        kind: error_kind(e).to_string(),
+                        message: e.to_string(),
+                        exit_code: e.exit_code(),
+                    },
+                ),
+            })
+            .collect();
+        let json = serde_json::to_string_pretty(&reports).expect("reports serialize");
+        let _ = writeln!(stdout, "{json}");
+    }
+    if exit != 0 {
+        if args.write {
+            eprintln!("nothing was written: fix the errors above first");
+        }
+        return Ok(exit);
+    }
+    let changed: Vec<(&Outcome, &Patched)> = outcomes
+        .iter()
+        .filter_map(|o| o.result.as_ref().ok().map(|p| (o, p)))
+        .filter(|(_, p)| p.changed())
+        .collect();
+    if args.format == Format::Human {
+        for o in &outcomes {
+            if let Ok(p) = &o.result {
+                for line in summary(&o.file.display, p) {
+                    eprintln!("{line}");
+                }
+            }
+        }
+    }
+    if to_stdout {
+        let o = &outcomes[0];
+        let text = o.result.as_ref().map_or(&o.original, |p| &p.output);
+        let _ = stdout.write_all(text.as_bytes());
+    } else if args.diff && args.format == Format::Human {
+        for (o, p) in &changed {
+            let _ =
+                stdout.write_all(unified_diff(&o.file.display, &o.original, &p.output).as_bytes());
+        }
+    } else if args.write {
+        if stdin {
+            if let Some((_, p)) = changed.first() {
+                let _ = stdout.write_all(p.output.as_bytes());
+            }
+        } else {
+            for (o, p) in &changed {
+                targets::write_atomic(&o.file.path, &p.output)?;
+            }
+        }
+    } else if args.check && !changed.is_empty() {
+        if args.format == Format::Human {
+            for (o, _) in &changed {
+                eprintln!("would patch {}", o.file.display);
+            }
+        }
+        return Ok(1);
+    }
+    Ok(0)
+}
+
+fn error_kind(e: &Error) -> &'static str {
+    match e {
+        Error::Patch(p) => p.kind(),
+        Error::Io { .. } => "io",
+        Error::NotUtf8 { .. } => "encoding",
+        Error::Rule(_) => "rule",
+        Error::Version(_) | Error::Usage(_) => "usage",
+    }
+}
+
+fn explain(args: ExplainArgs) -> Result<u8, Error> {
+    let rules = load_rules(std::slice::from_ref(&args.rule_file))?;
+    let mut out = String::new();
+    for (i, rule) in rules.rules.iter().enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        out.push_str(&crate::report::explain_rule(rule, &describe_scope(rule)));
+    }
+    print!("{out}");
+    Ok(0)
+}

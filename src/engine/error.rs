@@ -1,0 +1,162 @@
+//! Errors found while patching a target file, each pointing into that file.
+
+use std::sync::Arc;
+
+use miette::{Diagnostic, NamedSource, SourceSpan};
+use thiserror::Error;
+
+/// A target or patching failure, rendered against the target's text.
+#[derive(Debug, Error, Diagnostic)]
+pub enum PatchError {
+    /// The target is not valid Python; it is left untouched.
+    #[error("{path} is not valid Python: {reason}")]
+    #[diagnostic(
+        code(repatch::target::syntax),
+        help("repatch only edits files that parse; fix the syntax error first")
+    )]
+    TargetSyntax {
+        /// The target's path.
+        path: String,
+        /// What the parser found.
+        reason: String,
+        /// The target's text.
+        #[source_code]
+        src: NamedSource<Arc<str>>,
+        /// The first error node.
+        #[label("first syntax error")]
+        at: SourceSpan,
+    },
+
+    /// A rule found a different number of matches than it expects.
+    #[error("drift: rule `{rule}` expects {expected} match(es) in {path}, found {found}")]
+    #[diagnostic(code(repatch::drift))]
+    Drift {
+        /// The rule.
+        rule: String,
+        /// The target's path.
+        path: String,
+        /// What `expect` says.
+        expected: String,
+        /// How many matched.
+        found: u64,
+        /// The target's text.
+        #[source_code]
+        src: NamedSource<Arc<str>>,
+        /// The scopes searched (or the matches found, when there were too many).
+        #[label(collection)]
+        labels: Vec<miette::LabeledSpan>,
+        /// Where the rule looked.
+        #[help]
+        scope: String,
+    },
+
+    /// Two edits overlap.
+    #[error("conflict: rule `{first}` and rule `{second}` edit overlapping code in {path}")]
+    #[diagnostic(
+        code(repatch::conflict),
+        help("narrow one rule's pattern or scope, or make one rule run in a later phase")
+    )]
+    Conflict {
+        /// The rule whose edit comes first.
+        first: String,
+        /// The rule whose edit overlaps it.
+        second: String,
+        /// The target's path.
+        path: String,
+        /// The target's text.
+        #[source_code]
+        src: NamedSource<Arc<str>>,
+        /// The first edit.
+        #[label("edited by `{first}`")]
+        first_at: SourceSpan,
+        /// The second edit.
+        #[label("edited by `{second}`")]
+        second_at: SourceSpan,
+    },
+
+    /// An action cannot be carried out on a match.
+    #[error("rule `{rule}` cannot apply `{action}` in {path}: {reason}")]
+    #[diagnostic(code(repatch::action))]
+    Action {
+        /// The rule.
+        rule: String,
+        /// The action.
+        action: String,
+        /// The target's path.
+        path: String,
+        /// Why.
+        reason: String,
+        /// The target's text.
+        #[source_code]
+        src: NamedSource<Arc<str>>,
+        /// The call site (and the signature, where one was read).
+        #[label(collection)]
+        labels: Vec<miette::LabeledSpan>,
+        /// What to do about it.
+        #[help]
+        help: Option<String>,
+    },
+
+    /// The patched text does not parse; nothing is written.
+    #[error("patching {path} would produce invalid Python ({reason}); nothing was written")]
+    #[diagnostic(
+        code(repatch::result::syntax),
+        help("the template of rule(s) {rules} does not fit where it was put")
+    )]
+    UnparseableResult {
+        /// The target's path.
+        path: String,
+        /// What the parser found.
+        reason: String,
+        /// The rules whose edits went in.
+        rules: String,
+        /// The patched text.
+        #[source_code]
+        src: NamedSource<Arc<str>>,
+        /// The first error node in the patched text.
+        #[label("first syntax error in the patched text")]
+        at: SourceSpan,
+    },
+
+    /// Applying the rules to their own output would change it again.
+    #[error("rule `{rule}` is not idempotent: applied to its own output it edits {path} again")]
+    #[diagnostic(
+        code(repatch::result::idempotence),
+        help("make the pattern stop matching what the action produces")
+    )]
+    NotIdempotent {
+        /// The rule.
+        rule: String,
+        /// The target's path.
+        path: String,
+        /// The patched text.
+        #[source_code]
+        src: NamedSource<Arc<str>>,
+        /// The second edit.
+        #[label("would be edited again")]
+        at: SourceSpan,
+    },
+}
+
+impl PatchError {
+    /// The process exit code this error calls for: 2 for a bad target, 3 for drift,
+    /// conflicts and results that cannot be written.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            PatchError::TargetSyntax { .. } => 2,
+            _ => 3,
+        }
+    }
+
+    /// A one-word name for the kind of failure (used in JSON output).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            PatchError::TargetSyntax { .. } => "target-syntax",
+            PatchError::Drift { .. } => "drift",
+            PatchError::Conflict { .. } => "conflict",
+            PatchError::Action { .. } => "action",
+            PatchError::UnparseableResult { .. } => "unparseable-result",
+            PatchError::NotIdempotent { .. } => "not-idempotent",
+        }
+    }
+}

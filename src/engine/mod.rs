@@ -1,0 +1,545 @@
+//! The per-file pipeline: gate → find candidates → check scopes and patterns → plan edits →
+//! check expectations and conflicts → apply → verify the result parses and is a fixed point.
+
+pub mod actions;
+pub mod arglist;
+pub mod error;
+pub mod plan;
+pub mod scope;
+pub mod signature;
+
+use std::collections::HashSet;
+use std::ops::Range;
+
+use miette::LabeledSpan;
+use streaming_iterator::StreamingIterator;
+use tree_sitter::{Node, QueryCursor, Tree};
+
+use crate::compile::{CompiledRule, RuleSet};
+use crate::pattern::matcher::{Bindings, Matcher};
+use crate::pattern::query::ROOT_CAPTURE;
+use crate::python::{self, definition_name, describe_syntax_error, first_syntax_error};
+use crate::rules::model::Phase;
+use crate::source::{LineCol, LineIndex, SourceFile, span};
+use crate::versions::{Gate, VersionEnv};
+use actions::{Edit, Signatures, Site};
+pub use error::PatchError;
+use plan::PlannedEdit;
+
+/// A file to patch: the path rules' `files` globs see, and its text.
+#[derive(Debug, Clone, Copy)]
+pub struct Target<'a> {
+    /// The path, `/`-separated, as shown in reports and matched by globs.
+    pub path: &'a str,
+    /// The file's text.
+    pub source: &'a str,
+}
+
+/// What happened to one rule in one file.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RuleStatus {
+    /// The version gate is off.
+    Inactive,
+    /// It matched and edited.
+    Applied,
+    /// It matched, but every match already had the wanted shape.
+    Unchanged,
+    /// It found nothing (and expects nothing, or expects nothing in particular).
+    NoMatch,
+}
+
+/// One edit, located in the text its phase ran on.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct EditReport {
+    /// Byte range replaced.
+    pub range: Range<usize>,
+    /// Where the range starts.
+    pub start: LineCol,
+    /// Where the range ends.
+    pub end: LineCol,
+    /// The new text.
+    pub replacement: String,
+}
+
+/// One match of a rule.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct MatchReport {
+    /// Byte range of the matched node.
+    pub range: Range<usize>,
+    /// Where it starts.
+    pub start: LineCol,
+    /// Where it ends.
+    pub end: LineCol,
+    /// What each named metavariable bound.
+    pub bindings: Vec<(String, String)>,
+    /// The edits made at this match.
+    pub edits: Vec<EditReport>,
+}
+
+/// What one rule did in one file.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct RuleReport {
+    /// The rule's id.
+    pub rule: String,
+    /// The phase it ran in.
+    pub phase: Phase,
+    /// The outcome.
+    pub status: RuleStatus,
+    /// Why the rule is inactive, when it is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// Its matches.
+    pub matches: Vec<MatchReport>,
+}
+
+impl serde::Serialize for Phase {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+/// The outcome of patching one file.
+#[derive(Debug, Clone)]
+pub struct Patched {
+    /// The patched text (equal to the input when nothing changed).
+    pub output: String,
+    /// Every rule that selected the file, in the order the rules ran.
+    pub rules: Vec<RuleReport>,
+}
+
+impl Patched {
+    /// Whether any edit was made.
+    pub fn changed(&self) -> bool {
+        self.rules.iter().any(|r| r.status == RuleStatus::Applied)
+    }
+}
+
+/// Applies a rule set under given versions, one file at a time; shareable across threads.
+#[derive(Debug, Clone, Copy)]
+pub struct Engine<'r> {
+    rules: &'r RuleSet,
+    versions: &'r VersionEnv,
+    phase: Option<Phase>,
+}
+
+struct Found<'t> {
+    node: Node<'t>,
+    bindings: Bindings<'t>,
+}
+
+impl<'r> Engine<'r> {
+    /// An engine for `rules` with package `versions`; `phase` limits it to one phase.
+    pub fn new(rules: &'r RuleSet, versions: &'r VersionEnv, phase: Option<Phase>) -> Self {
+        Self {
+            rules,
+            versions,
+            phase,
+        }
+    }
+
+    /// The rules this engine runs, with their version gates.
+    pub fn gates(&self) -> impl Iterator<Item = (&'r CompiledRule, Gate<'r>)> + '_ {
+        self.rules
+            .rules
+            .iter()
+            .filter(move |r| self.phase.is_none_or(|p| r.rule.phase == p))
+            .map(|r| (r, self.versions.gate(&r.rule)))
+    }
+
+    /// Patches one file: every phase in order, each on the output of the one before.
+    pub fn patch(&self, target: Target<'_>) -> Result<Patched, PatchError> {
+        let file = SourceFile::new(target.path, target.source);
+        let tree = python::parse(target.source);
+        if let Some(error) = first_syntax_error(tree.root_node()) {
+            return Err(PatchError::TargetSyntax {
+                path: target.path.to_string(),
+                reason: describe_syntax_error(error, target.source),
+                src: file.named_source(),
+                at: span(error_span(error, target.source)),
+            });
+        }
+        let patched = self.run(target.path, target.source.to_string(), tree, true)?;
+        if patched.output != target.source {
+            // Applying the rules to their own output must change nothing.
+            let again = self.run(
+                target.path,
+                patched.output.clone(),
+                python::parse(&patched.output),
+                false,
+            )?;
+            if let Some(report) = again.rules.iter().find(|r| r.status == RuleStatus::Applied) {
+                let at = report
+                    .matches
+                    .iter()
+                    .find_map(|m| m.edits.first())
+                    .map_or(0..0, |e| e.range.clone());
+                return Err(PatchError::NotIdempotent {
+                    rule: report.rule.clone(),
+                    path: target.path.to_string(),
+                    src: SourceFile::new(target.path, patched.output.clone()).named_source(),
+                    at: span(at),
+                });
+            }
+        }
+        Ok(patched)
+    }
+
+    fn run(
+        &self,
+        path: &str,
+        mut text: String,
+        mut tree: Tree,
+        check_expect: bool,
+    ) -> Result<Patched, PatchError> {
+        let mut reports = Vec::new();
+        for phase in Phase::ALL {
+            if self.phase.is_some_and(|p| p != phase) {
+                continue;
+            }
+            let selected: Vec<usize> = (0..self.rules.rules.len())
+                .filter(|&i| {
+                    let r = &self.rules.rules[i];
+                    r.rule.phase == phase && r.selects(path)
+                })
+                .collect();
+            if selected.is_empty() {
+                continue;
+            }
+            let mut active = Vec::new();
+            for &i in &selected {
+                match self.versions.gate(&self.rules.rules[i].rule) {
+                    Gate::Open => active.push(i),
+                    gate => reports.push(RuleReport {
+                        rule: self.rules.rules[i].id().to_string(),
+                        phase,
+                        status: RuleStatus::Inactive,
+                        reason: Some(gate_reason(&gate)),
+                        matches: Vec::new(),
+                    }),
+                }
+            }
+            if active.is_empty() {
+                continue;
+            }
+            let (next, phase_reports) =
+                self.run_phase(path, &text, &tree, phase, &active, check_expect)?;
+            reports.extend(phase_reports);
+            if let Some(next) = next {
+                text = next;
+                tree = python::parse(&text);
+            }
+        }
+        Ok(Patched {
+            output: text,
+            rules: reports,
+        })
+    }
+
+    fn run_phase(
+        &self,
+        path: &str,
+        text: &str,
+        tree: &Tree,
+        phase: Phase,
+        active: &[usize],
+        check_expect: bool,
+    ) -> Result<(Option<String>, Vec<RuleReport>), PatchError> {
+        let root = tree.root_node();
+        let found = self.find(text, root, active);
+        let file = SourceFile::new(path, text);
+        let lines = LineIndex::new(text);
+        let locate =
+            |r: &Range<usize>| (lines.line_col(text, r.start), lines.line_col(text, r.end));
+        let mut signatures = Signatures::default();
+        let mut planned: Vec<PlannedEdit> = Vec::new();
+        let mut reports = Vec::new();
+        for (&rule_index, matches) in active.iter().zip(&found) {
+            let rule = &self.rules.rules[rule_index];
+            if check_expect
+                && let Some(expect) = rule.rule.expect
+                && !expect.admits(matches.len() as u64)
+            {
+                return Err(drift(rule, &file, root, matches, &expect.to_string()));
+            }
+            let mut match_reports = Vec::new();
+            for m in matches {
+                let site = Site {
+                    source: text,
+                    root,
+                    node: m.node,
+                    bindings: &m.bindings,
+                };
+                let edits = actions::plan(&rule.rule.action, &site, &mut signatures)
+                    .map_err(|f| action_error(rule, &file, f))?;
+                let (start, end) = locate(&m.node.byte_range());
+                match_reports.push(MatchReport {
+                    range: m.node.byte_range(),
+                    start,
+                    end,
+                    bindings: m
+                        .bindings
+                        .named()
+                        .map(|(n, c)| (n.to_string(), c.text(text).to_string()))
+                        .collect(),
+                    edits: edits.iter().map(|e| edit_report(e, &locate)).collect(),
+                });
+                planned.extend(edits.into_iter().map(|edit| PlannedEdit {
+                    rule: rule_index,
+                    edit,
+                }));
+            }
+            let status = if match_reports.is_empty() {
+                RuleStatus::NoMatch
+            } else if match_reports.iter().any(|m| !m.edits.is_empty()) {
+                RuleStatus::Applied
+            } else {
+                RuleStatus::Unchanged
+            };
+            reports.push(RuleReport {
+                rule: rule.id().to_string(),
+                phase,
+                status,
+                reason: None,
+                matches: match_reports,
+            });
+        }
+        if planned.is_empty() {
+            return Ok((None, reports));
+        }
+        plan::order(&mut planned).map_err(|(a, b)| PatchError::Conflict {
+            first: self.rules.rules[a.rule].id().to_string(),
+            second: self.rules.rules[b.rule].id().to_string(),
+            path: path.to_string(),
+            src: file.named_source(),
+            first_at: span(a.edit.range.clone()),
+            second_at: span(b.edit.range.clone()),
+        })?;
+        let output = plan::apply(text, &planned);
+        let new_tree = python::parse(&output);
+        if let Some(error) = first_syntax_error(new_tree.root_node()) {
+            let mut rules: Vec<&str> = planned
+                .iter()
+                .map(|p| self.rules.rules[p.rule].id())
+                .collect();
+            rules.dedup();
+            return Err(PatchError::UnparseableResult {
+                path: path.to_string(),
+                reason: describe_syntax_error(error, &output),
+                rules: rules
+                    .iter()
+                    .map(|r| format!("`{r}`"))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                at: span(error_span(error, &output)),
+                src: SourceFile::new(path, output.clone()).named_source(),
+            });
+        }
+        Ok((Some(output), reports))
+    }
+
+    /// Every match of each active rule, in document order.
+    fn find<'t>(&self, text: &str, root: Node<'t>, active: &[usize]) -> Vec<Vec<Found<'t>>> {
+        let query = &self.rules.query;
+        let root_capture = query
+            .capture_index_for_name(ROOT_CAPTURE)
+            .expect("every pattern captures its root");
+        let mut candidates: Vec<Vec<Node<'t>>> = vec![Vec::new(); active.len()];
+        let mut seen: HashSet<(usize, usize)> = HashSet::new();
+        let mut cursor = QueryCursor::new();
+        let mut matches = cursor.matches(query, root, text.as_bytes());
+        while let Some(m) = matches.next() {
+            let Ok(slot) = active.binary_search(&m.pattern_index) else {
+                continue;
+            };
+            for capture in m.captures().iter().filter(|c| c.index == root_capture) {
+                if seen.insert((slot, capture.node.id())) {
+                    candidates[slot].push(capture.node);
+                }
+            }
+        }
+        let matcher = Matcher::new(text);
+        candidates
+            .into_iter()
+            .zip(active)
+            .map(|(mut nodes, &rule_index)| {
+                let rule = &self.rules.rules[rule_index];
+                nodes.sort_by_key(|n| (n.start_byte(), std::cmp::Reverse(n.end_byte())));
+                nodes
+                    .into_iter()
+                    .filter_map(|node| {
+                        let seeds = scope::scope_bindings(rule, node, text, &matcher).ok()?;
+                        seeds.into_iter().find_map(|mut bindings| {
+                            matcher
+                                .matches(&rule.pattern.root, node, &mut bindings)
+                                .then_some(Found { node, bindings })
+                        })
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+}
+
+fn error_span(error: Node<'_>, text: &str) -> Range<usize> {
+    let r = error.byte_range();
+    if r.is_empty() {
+        // A MISSING node is empty: point at the character before it, or the end.
+        let start = r.start.min(text.len());
+        let prev = text[..start].char_indices().last().map_or(0, |(i, _)| i);
+        prev..start.max(prev + 1).min(text.len().max(1))
+    } else {
+        r
+    }
+}
+
+fn gate_reason(gate: &Gate<'_>) -> String {
+    match gate {
+        Gate::Open => String::new(),
+        Gate::Closed {
+            requirement,
+            version,
+        } => format!(
+            "{} {} does not satisfy {}",
+            requirement.package.value, version, requirement.specifiers.value
+        ),
+        Gate::Unknown { requirement } => {
+            format!("the version of {} is not known", requirement.package.value)
+        }
+    }
+}
+
+fn edit_report(e: &Edit, locate: &impl Fn(&Range<usize>) -> (LineCol, LineCol)) -> EditReport {
+    let (start, end) = locate(&e.range);
+    EditReport {
+        range: e.range.clone(),
+        start,
+        end,
+        replacement: e.text.clone(),
+    }
+}
+
+fn action_error(rule: &CompiledRule, file: &SourceFile, f: actions::ActionFailure) -> PatchError {
+    PatchError::Action {
+        rule: rule.id().to_string(),
+        action: rule.rule.action.name().to_string(),
+        path: file.name().to_string(),
+        reason: f.reason,
+        src: file.named_source(),
+        labels: f
+            .labels
+            .into_iter()
+            .map(|(r, l)| LabeledSpan::new_with_span(Some(l), span(r)))
+            .collect(),
+        help: f.help,
+    }
+}
+
+/// A description of where a rule looks, for drift reports.
+pub fn describe_scope(rule: &CompiledRule) -> String {
+    let inside = &rule.rule.inside;
+    let mut parts = Vec::new();
+    if let Some(c) = &inside.class {
+        parts.push(format!("class {c}"));
+    }
+    if let Some(f) = &inside.function {
+        parts.push(format!("function {f}"));
+    }
+    if let Some(l) = &rule.loop_pattern {
+        parts.push(format!("loop `{}`", l.source.trim()));
+    }
+    let scope = if parts.is_empty() {
+        "the whole file".to_string()
+    } else {
+        parts.join(" › ")
+    };
+    format!("searched {scope} for `{}`", rule.pattern.source.trim())
+}
+
+fn drift(
+    rule: &CompiledRule,
+    file: &SourceFile,
+    root: Node<'_>,
+    matches: &[Found<'_>],
+    expected: &str,
+) -> PatchError {
+    let text = file.text();
+    let mut labels: Vec<LabeledSpan> = if matches.is_empty() {
+        scope_nodes(rule, root, text)
+            .into_iter()
+            .map(|(r, l)| LabeledSpan::new_with_span(Some(l), span(r)))
+            .collect()
+    } else {
+        matches
+            .iter()
+            .enumerate()
+            .map(|(i, m)| {
+                let r = m.node.byte_range();
+                let first_line = r.start..text[r.clone()].find('\n').map_or(r.end, |n| r.start + n);
+                LabeledSpan::new_with_span(Some(format!("match {}", i + 1)), span(first_line))
+            })
+            .collect()
+    };
+    let mut scope = describe_scope(rule);
+    if labels.is_empty() && matches.is_empty() {
+        if let Some(c) = &rule.rule.inside.class {
+            scope.push_str(&format!("; this file has no class {c}"));
+        } else if let Some(f) = &rule.rule.inside.function {
+            scope.push_str(&format!("; this file has no function {f}"));
+        }
+        labels.push(LabeledSpan::new_with_span(
+            Some("nothing matched in this file".into()),
+            span(
+                0..text
+                    .find('\n')
+                    .unwrap_or(text.len())
+                    .max(usize::from(!text.is_empty())),
+            ),
+        ));
+    }
+    PatchError::Drift {
+        rule: rule.id().to_string(),
+        path: file.name().to_string(),
+        expected: expected.to_string(),
+        found: matches.len() as u64,
+        src: file.named_source(),
+        labels,
+        scope,
+    }
+}
+
+/// The definition headers in `root` that a rule's `inside` selects (innermost scope asked for).
+fn scope_nodes(rule: &CompiledRule, root: Node<'_>, text: &str) -> Vec<(Range<usize>, String)> {
+    let inside = &rule.rule.inside;
+    let (kind, filter) = match (&inside.function, &inside.class) {
+        (Some(f), _) => ("function_definition", f),
+        (None, Some(c)) => ("class_definition", c),
+        (None, None) => return Vec::new(),
+    };
+    let mut out = Vec::new();
+    let mut stack = vec![root];
+    while let Some(node) = stack.pop() {
+        if node.kind() == kind && definition_name(node, text).is_some_and(|n| filter.matches(n)) {
+            let in_class = inside.class.as_ref().is_none_or(|c| {
+                kind == "class_definition"
+                    || std::iter::successors(node.parent(), |n| n.parent()).any(|a| {
+                        a.kind() == "class_definition"
+                            && definition_name(a, text).is_some_and(|n| c.matches(n))
+                    })
+            });
+            if in_class {
+                let header_end = node
+                    .child_by_field_name("name")
+                    .map_or(node.end_byte(), |n| n.end_byte());
+                out.push((
+                    node.start_byte()..header_end,
+                    "searched in here".to_string(),
+                ));
+            }
+        }
+        let mut cursor = node.walk();
+        stack.extend(node.named_children(&mut cursor));
+    }
+    out.sort_by_key(|(r, _)| r.start);
+    out
+}

@@ -1,0 +1,88 @@
+//! `inside`: whether a candidate lies in the class, function and loop a rule asks for, and what
+//! the loop header binds.
+
+use tree_sitter::Node;
+
+use crate::compile::CompiledRule;
+use crate::pattern::matcher::{Bindings, Matcher};
+use crate::python::definition_name;
+
+/// Why a candidate is outside a rule's scope.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ScopeMiss {
+    /// No enclosing class selected by the rule.
+    Class,
+    /// No enclosing function selected by the rule (within the class, if one is asked for).
+    Function,
+    /// No enclosing loop whose header matches (within the function, if one is asked for).
+    Loop,
+}
+
+/// The bindings each admissible enclosing loop provides (one empty set where the rule has
+/// no loop), innermost first; or why the candidate is out of scope.
+pub fn scope_bindings<'t>(
+    rule: &CompiledRule,
+    node: Node<'t>,
+    source: &str,
+    matcher: &Matcher<'_>,
+) -> Result<Vec<Bindings<'t>>, ScopeMiss> {
+    let inside = &rule.rule.inside;
+    let mut ancestors = Vec::new();
+    let mut current = node.parent();
+    while let Some(n) = current {
+        ancestors.push(n);
+        current = n.parent();
+    }
+    let named = |n: &Node<'t>, kind: &str, filter: &crate::rules::model::NameFilter| {
+        n.kind() == kind && definition_name(*n, source).is_some_and(|name| filter.matches(name))
+    };
+    // Index (into `ancestors`, innermost first) of the outermost scope a loop must lie within.
+    let mut limit = ancestors.len();
+    if let Some(class) = &inside.class {
+        let at = ancestors
+            .iter()
+            .position(|n| named(n, "class_definition", class))
+            .ok_or(ScopeMiss::Class)?;
+        limit = at;
+    }
+    if let Some(function) = &inside.function {
+        let at = ancestors[..limit]
+            .iter()
+            .position(|n| named(n, "function_definition", function))
+            .ok_or(ScopeMiss::Function)?;
+        limit = at;
+    }
+    let Some(header) = &rule.loop_pattern else {
+        return Ok(vec![Bindings::default()]);
+    };
+    let mut seeds = Vec::new();
+    for ancestor in &ancestors[..limit] {
+        if ancestor.kind() != "for_statement" {
+            continue;
+        }
+        // The candidate must be in the loop's body, not in its header.
+        let in_body = ancestor.child_by_field_name("body").is_some_and(|b| {
+            b.start_byte() <= node.start_byte() && node.end_byte() <= b.end_byte()
+        });
+        if !in_body {
+            continue;
+        }
+        let (Some(left), Some(right)) = (
+            ancestor.child_by_field_name("left"),
+            ancestor.child_by_field_name("right"),
+        ) else {
+            continue;
+        };
+        let mut bindings = Bindings::default();
+        if matcher.matches(&header.left, left, &mut bindings)
+            && matcher.matches(&header.right, right, &mut bindings)
+        {
+            seeds.push(bindings);
+        }
+    }
+    if seeds.is_empty() {
+        Err(ScopeMiss::Loop)
+    } else {
+        Ok(seeds)
+    }
+}

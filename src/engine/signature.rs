@@ -1,0 +1,262 @@
+//! Python function signatures, read from the syntax tree of the file being patched.
+
+use std::ops::Range;
+
+use tree_sitter::Node;
+
+use crate::python::{definition_name, significant_children};
+
+/// How a parameter may be passed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ParamKind {
+    /// Before a `/`: by position only.
+    PositionalOnly,
+    /// By position or by keyword.
+    PositionalOrKeyword,
+    /// `*args`.
+    VarPositional,
+    /// After `*` or `*args`: by keyword only.
+    KeywordOnly,
+    /// `**kwargs`.
+    VarKeyword,
+}
+
+/// One parameter of a signature.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Param {
+    /// Its name.
+    pub name: String,
+    /// How it may be passed.
+    pub kind: ParamKind,
+    /// The default's source text, if it has one.
+    pub default: Option<String>,
+}
+
+/// A callee's parameters, as a caller sees them (a method's `self` already dropped).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Signature {
+    /// `Class.method` or `function`.
+    pub name: String,
+    /// The parameters in order.
+    pub params: Vec<Param>,
+    /// Where the definition stands in the file.
+    pub range: Range<usize>,
+}
+
+impl Signature {
+    /// The parameters that can be given by position, in order.
+    pub fn positional(&self) -> impl Iterator<Item = &Param> {
+        self.params.iter().filter(|p| {
+            matches!(
+                p.kind,
+                ParamKind::PositionalOnly | ParamKind::PositionalOrKeyword
+            )
+        })
+    }
+
+    /// Whether the signature takes `**kwargs`.
+    pub fn has_var_keyword(&self) -> bool {
+        self.params.iter().any(|p| p.kind == ParamKind::VarKeyword)
+    }
+}
+
+/// Why a signature could not be found.
+#[derive(Debug, Clone, PartialEq)]
+pub enum LookupError {
+    /// No definition of that name in the file.
+    NotFound,
+    /// The class exists but does not itself define the method (it may inherit it).
+    NoMethod,
+    /// Several different definitions of that name.
+    Ambiguous(usize),
+}
+
+/// Finds `Class.method` or a function named `function` in the tree rooted at `root`.
+pub fn find_signature(root: Node<'_>, source: &str, name: &str) -> Result<Signature, LookupError> {
+    let (class, function) = match name.split_once('.') {
+        Some((c, f)) => (Some(c), f),
+        None => (None, name),
+    };
+    let mut found: Vec<Signature> = Vec::new();
+    let mut class_seen = false;
+    let mut stack = vec![root];
+    while let Some(node) = stack.pop() {
+        match (node.kind(), class) {
+            ("class_definition", Some(c)) if definition_name(node, source) == Some(c) => {
+                class_seen = true;
+                if let Some(body) = node.child_by_field_name("body") {
+                    for statement in significant_children(body) {
+                        if let Some(def) = as_function(statement)
+                            && definition_name(def, source) == Some(function)
+                        {
+                            found.push(read_signature(def, statement, source, name, true));
+                        }
+                    }
+                }
+            }
+            ("function_definition", None) if definition_name(node, source) == Some(function) => {
+                let outer = node
+                    .parent()
+                    .filter(|p| p.kind() == "decorated_definition")
+                    .unwrap_or(node);
+                let is_method = outer
+                    .parent()
+                    .and_then(|b| b.parent())
+                    .is_some_and(|c| c.kind() == "class_definition");
+                found.push(read_signature(node, outer, source, name, is_method));
+            }
+            _ => {}
+        }
+        let mut cursor = node.walk();
+        stack.extend(node.named_children(&mut cursor));
+    }
+    found.dedup_by(|a, b| a.params == b.params);
+    match found.len() {
+        0 if class_seen => Err(LookupError::NoMethod),
+        0 => Err(LookupError::NotFound),
+        1 => Ok(found.remove(0)),
+        n => Err(LookupError::Ambiguous(n)),
+    }
+}
+
+fn as_function(statement: Node<'_>) -> Option<Node<'_>> {
+    match statement.kind() {
+        "function_definition" => Some(statement),
+        "decorated_definition" => statement.child_by_field_name("definition"),
+        _ => None,
+    }
+}
+
+fn read_signature(
+    def: Node<'_>,
+    outer: Node<'_>,
+    source: &str,
+    name: &str,
+    is_method: bool,
+) -> Signature {
+    let mut params = Vec::new();
+    let mut kind = ParamKind::PositionalOrKeyword;
+    if let Some(list) = def.child_by_field_name("parameters") {
+        for param in significant_children(list) {
+            let text = |n: Node<'_>| source[n.byte_range()].to_string();
+            match param.kind() {
+                "positional_separator" => {
+                    for p in &mut params {
+                        let p: &mut Param = p;
+                        p.kind = ParamKind::PositionalOnly;
+                    }
+                }
+                "keyword_separator" => kind = ParamKind::KeywordOnly,
+                "identifier" => params.push(Param {
+                    name: text(param),
+                    kind,
+                    default: None,
+                }),
+                "default_parameter" | "typed_default_parameter" => params.push(Param {
+                    name: param
+                        .child_by_field_name("name")
+                        .map(text)
+                        .unwrap_or_default(),
+                    kind,
+                    default: param.child_by_field_name("value").map(text),
+                }),
+                "typed_parameter" | "list_splat_pattern" | "dictionary_splat_pattern" => {
+                    let inner = if param.kind() == "typed_parameter" {
+                        param.named_child(0)
+                    } else {
+                        Some(param)
+                    };
+                    let Some(inner) = inner else { continue };
+                    let ident = |n: Node<'_>| {
+                        significant_children(n)
+                            .into_iter()
+                            .find(|c| c.kind() == "identifier")
+                            .map(text)
+                            .unwrap_or_default()
+                    };
+                    match inner.kind() {
+                        "list_splat_pattern" => {
+                            params.push(Param {
+                                name: ident(inner),
+                                kind: ParamKind::VarPositional,
+                                default: None,
+                            });
+                            kind = ParamKind::KeywordOnly;
+                        }
+                        "dictionary_splat_pattern" => params.push(Param {
+                            name: ident(inner),
+                            kind: ParamKind::VarKeyword,
+                            default: None,
+                        }),
+                        _ => params.push(Param {
+                            name: text(inner),
+                            kind,
+                            default: None,
+                        }),
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    let decorators: Vec<String> = if outer.kind() == "decorated_definition" {
+        significant_children(outer)
+            .into_iter()
+            .filter(|n| n.kind() == "decorator")
+            .map(|n| source[n.byte_range()].to_string())
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let is_static = decorators.iter().any(|d| d.trim() == "@staticmethod");
+    if is_method && !is_static && !params.is_empty() && params[0].kind != ParamKind::VarPositional {
+        params.remove(0);
+    }
+    Signature {
+        name: name.to_string(),
+        params,
+        range: outer.byte_range(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::python::parse;
+
+    #[test]
+    fn reads_every_parameter_kind() {
+        let src = "class A:\n    def f(self, a, /, b: int, c=1, *args, d, e: int = 2, **kw):\n        pass\n";
+        let tree = parse(src);
+        let sig = find_signature(tree.root_node(), src, "A.f").unwrap();
+        let got: Vec<(&str, ParamKind, Option<&str>)> = sig
+            .params
+            .iter()
+            .map(|p| (p.name.as_str(), p.kind, p.default.as_deref()))
+            .collect();
+        use ParamKind::*;
+        assert_eq!(
+            got,
+            [
+                ("a", PositionalOnly, None),
+                ("b", PositionalOrKeyword, None),
+                ("c", PositionalOrKeyword, Some("1")),
+                ("args", VarPositional, None),
+                ("d", KeywordOnly, None),
+                ("e", KeywordOnly, Some("2")),
+                ("kw", VarKeyword, None),
+            ]
+        );
+    }
+
+    #[test]
+    fn lookup_failures_are_distinguished() {
+        let src = "class A:\n    x = 1\n\ndef g(a, *, b=None):\n    pass\n";
+        let tree = parse(src);
+        let root = tree.root_node();
+        assert_eq!(find_signature(root, src, "A.f"), Err(LookupError::NoMethod));
+        assert_eq!(find_signature(root, src, "B.f"), Err(LookupError::NotFound));
+        let g = find_signature(root, src, "g").unwrap();
+        assert_eq!(g.params[1].kind, ParamKind::KeywordOnly);
+    }
+}

@@ -1,0 +1,88 @@
+//! The crate's top-level error: every failure a command can report, with its exit code.
+
+use std::path::Path;
+
+use miette::Diagnostic;
+use thiserror::Error;
+
+use crate::engine::PatchError;
+use crate::rules::error::RuleError;
+use crate::versions::VersionError;
+
+/// Any failure of a repatch command.
+#[derive(Debug, Error, Diagnostic)]
+pub enum Error {
+    /// A rule file is wrong.
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    Rule(#[from] Box<RuleError>),
+    /// Patching a target failed.
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    Patch(#[from] Box<PatchError>),
+    /// A file could not be read or written.
+    #[error("{path}: {source}")]
+    #[diagnostic(code(repatch::io))]
+    Io {
+        /// The file.
+        path: String,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// A target file is not UTF-8.
+    #[error(
+        "{path} is not valid UTF-8 (first invalid byte at offset {offset}); it is left untouched"
+    )]
+    #[diagnostic(code(repatch::target::encoding))]
+    NotUtf8 {
+        /// The file.
+        path: String,
+        /// Byte offset of the first invalid byte.
+        offset: usize,
+        /// The text up to the invalid byte, lossily decoded.
+        #[source_code]
+        src: miette::NamedSource<String>,
+        /// The invalid byte.
+        #[label("invalid UTF-8")]
+        at: miette::SourceSpan,
+    },
+    /// A version argument is wrong.
+    #[error(transparent)]
+    #[diagnostic(code(repatch::usage::version))]
+    Version(#[from] VersionError),
+    /// The command line is wrong.
+    #[error("{0}")]
+    #[diagnostic(code(repatch::usage))]
+    Usage(String),
+}
+
+impl From<RuleError> for Error {
+    fn from(e: RuleError) -> Self {
+        Error::Rule(Box::new(e))
+    }
+}
+
+impl From<PatchError> for Error {
+    fn from(e: PatchError) -> Self {
+        Error::Patch(Box::new(e))
+    }
+}
+
+impl Error {
+    /// An I/O error on `path`.
+    pub fn io(path: &Path, source: std::io::Error) -> Self {
+        Error::Io {
+            path: path.display().to_string(),
+            source,
+        }
+    }
+
+    /// The exit code: 2 for rule, usage and target errors, 3 for drift, conflicts and
+    /// results that cannot be written.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            Error::Patch(p) => p.exit_code(),
+            _ => 2,
+        }
+    }
+}

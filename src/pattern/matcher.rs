@@ -1,0 +1,325 @@
+//! Decides whether a syntax node matches a pattern, and what the metavariables bind.
+
+use std::cell::Cell;
+
+use tree_sitter::Node;
+
+use super::{NodePattern, PatNode};
+use crate::python::significant_children;
+
+/// What one metavariable bound.
+#[derive(Debug, Clone)]
+pub enum Capture<'t> {
+    /// `$NAME`: one node.
+    One(Node<'t>),
+    /// `$$$NAME`: a run of nodes, possibly empty.
+    Many(Vec<Node<'t>>),
+}
+
+impl Capture<'_> {
+    /// The source text the capture covers (for a run, from its first node to its last).
+    pub fn text<'s>(&self, source: &'s str) -> &'s str {
+        match self.byte_range() {
+            Some(r) => &source[r],
+            None => "",
+        }
+    }
+
+    /// The byte range covered, or `None` for an empty run.
+    pub fn byte_range(&self) -> Option<std::ops::Range<usize>> {
+        match self {
+            Capture::One(n) => Some(n.byte_range()),
+            Capture::Many(nodes) => Some(nodes.first()?.start_byte()..nodes.last()?.end_byte()),
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+enum Key {
+    Name(String),
+    ActionCall,
+}
+
+/// Metavariable bindings of a match, with an undo log for backtracking.
+#[derive(Debug, Clone, Default)]
+pub struct Bindings<'t> {
+    entries: Vec<(Key, Capture<'t>)>,
+}
+
+impl<'t> Bindings<'t> {
+    /// What `name` is bound to.
+    pub fn get(&self, name: &str) -> Option<&Capture<'t>> {
+        self.entries.iter().find_map(|(k, c)| match k {
+            Key::Name(n) if n == name => Some(c),
+            _ => None,
+        })
+    }
+
+    /// The call node an argument action edits, if the pattern has one.
+    pub fn action_call(&self) -> Option<Node<'t>> {
+        self.entries.iter().find_map(|(k, c)| match (k, c) {
+            (Key::ActionCall, Capture::One(n)) => Some(*n),
+            _ => None,
+        })
+    }
+
+    /// Named bindings in the order they were made.
+    pub fn named(&self) -> impl Iterator<Item = (&str, &Capture<'t>)> {
+        self.entries.iter().filter_map(|(k, c)| match k {
+            Key::Name(n) => Some((n.as_str(), c)),
+            Key::ActionCall => None,
+        })
+    }
+
+    fn checkpoint(&self) -> usize {
+        self.entries.len()
+    }
+
+    fn rollback(&mut self, checkpoint: usize) {
+        self.entries.truncate(checkpoint);
+    }
+}
+
+/// How many node comparisons one candidate may cost before it is given up as no match;
+/// sequence metavariables backtrack, and a hostile pattern must not hang the engine.
+const STEP_BUDGET: u32 = 200_000;
+
+/// Matches patterns against nodes of one source text.
+pub struct Matcher<'s> {
+    source: &'s str,
+    steps: Cell<u32>,
+}
+
+impl<'s> Matcher<'s> {
+    /// A matcher over `source`, the text the nodes come from.
+    pub fn new(source: &'s str) -> Self {
+        Self {
+            source,
+            steps: Cell::new(0),
+        }
+    }
+
+    /// Whether `node` matches `pattern`, extending `bindings` on success (and leaving them as
+    /// they were on failure).
+    pub fn matches<'t>(
+        &self,
+        pattern: &PatNode,
+        node: Node<'t>,
+        bindings: &mut Bindings<'t>,
+    ) -> bool {
+        self.steps.set(0);
+        let checkpoint = bindings.checkpoint();
+        let ok = self.node(pattern, node, bindings);
+        if !ok {
+            bindings.rollback(checkpoint);
+        }
+        ok
+    }
+
+    fn spend(&self) -> bool {
+        let used = self.steps.get() + 1;
+        self.steps.set(used);
+        used <= STEP_BUDGET
+    }
+
+    fn bind<'t>(&self, name: &Option<String>, capture: Capture<'t>, b: &mut Bindings<'t>) -> bool {
+        let Some(name) = name else {
+            return true;
+        };
+        if let Some(existing) = b.get(name) {
+            return existing.text(self.source) == capture.text(self.source);
+        }
+        b.entries.push((Key::Name(name.clone()), capture));
+        true
+    }
+
+    fn node<'t>(&self, pattern: &PatNode, node: Node<'t>, b: &mut Bindings<'t>) -> bool {
+        if !self.spend() {
+            return false;
+        }
+        match pattern {
+            PatNode::Var(name) => node.is_named() && self.bind(name, Capture::One(node), b),
+            PatNode::Multi(name) => {
+                node.is_named() && self.bind(name, Capture::Many(vec![node]), b)
+            }
+            PatNode::Node(p) => self.concrete(p, node, b),
+        }
+    }
+
+    fn concrete<'t>(&self, p: &NodePattern, node: Node<'t>, b: &mut Bindings<'t>) -> bool {
+        if node.kind() != p.kind || node.is_named() != p.named {
+            return false;
+        }
+        if let Some(text) = &p.text {
+            return &self.source[node.byte_range()] == text;
+        }
+        if p.children.is_empty() {
+            return node.child_count() == 0 || !p.named;
+        }
+        let targets = significant_children(node);
+        let patterns: Vec<&PatNode> = p.children.iter().map(|(_, c)| c).collect();
+        let checkpoint = b.checkpoint();
+        let ok = if p.kind == "argument_list" {
+            self.arguments(&patterns, &targets, b)
+        } else {
+            self.sequence(&patterns, &targets, b)
+        };
+        if !ok {
+            b.rollback(checkpoint);
+        } else if p.is_action_call {
+            b.entries.push((Key::ActionCall, Capture::One(node)));
+        }
+        ok
+    }
+
+    /// Matches a run of patterns against a run of nodes; `$$$` takes any number of nodes.
+    fn sequence<'t>(
+        &self,
+        patterns: &[&PatNode],
+        nodes: &[Node<'t>],
+        b: &mut Bindings<'t>,
+    ) -> bool {
+        let Some((first, rest)) = patterns.split_first() else {
+            return nodes.is_empty();
+        };
+        if let PatNode::Multi(name) = first {
+            // The fewest nodes that leave a match for the rest, so `$$$A, $X` binds `$X` last.
+            let min_rest = rest
+                .iter()
+                .filter(|p| !matches!(p, PatNode::Multi(_)))
+                .count();
+            for take in 0..=nodes.len().saturating_sub(min_rest) {
+                if !self.spend() {
+                    return false;
+                }
+                let checkpoint = b.checkpoint();
+                if self.bind(name, Capture::Many(nodes[..take].to_vec()), b)
+                    && self.sequence(rest, &nodes[take..], b)
+                {
+                    return true;
+                }
+                b.rollback(checkpoint);
+            }
+            return false;
+        }
+        let Some((node, others)) = nodes.split_first() else {
+            return false;
+        };
+        let checkpoint = b.checkpoint();
+        if self.node(first, *node, b) && self.sequence(rest, others, b) {
+            return true;
+        }
+        b.rollback(checkpoint);
+        false
+    }
+
+    /// Argument lists: keyword arguments of the pattern match keyword arguments of the call
+    /// wherever they stand; everything else matches in order.
+    fn arguments<'t>(
+        &self,
+        patterns: &[&PatNode],
+        nodes: &[Node<'t>],
+        b: &mut Bindings<'t>,
+    ) -> bool {
+        let (keywords, ordered): (Vec<&PatNode>, Vec<&PatNode>) = patterns
+            .iter()
+            .partition(|p| p.kind() == Some("keyword_argument"));
+        let mut used = vec![false; nodes.len()];
+        self.assign_keywords(&keywords, &ordered, nodes, &mut used, b)
+    }
+
+    fn assign_keywords<'t>(
+        &self,
+        keywords: &[&PatNode],
+        ordered: &[&PatNode],
+        nodes: &[Node<'t>],
+        used: &mut [bool],
+        b: &mut Bindings<'t>,
+    ) -> bool {
+        let Some((keyword, rest)) = keywords.split_first() else {
+            let remaining: Vec<Node<'t>> = nodes
+                .iter()
+                .zip(used.iter())
+                .filter(|(_, u)| !**u)
+                .map(|(n, _)| *n)
+                .collect();
+            return self.sequence(ordered, &remaining, b);
+        };
+        for i in 0..nodes.len() {
+            if used[i] || nodes[i].kind() != "keyword_argument" {
+                continue;
+            }
+            let checkpoint = b.checkpoint();
+            if self.node(keyword, nodes[i], b) {
+                used[i] = true;
+                if self.assign_keywords(rest, ordered, nodes, used, b) {
+                    return true;
+                }
+                used[i] = false;
+            }
+            b.rollback(checkpoint);
+        }
+        false
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pattern::Pattern;
+    use crate::python::parse;
+
+    fn first_match(pattern: &str, source: &str) -> Option<Vec<(String, String)>> {
+        let p = Pattern::compile(pattern).unwrap();
+        let tree = parse(source);
+        let matcher = Matcher::new(source);
+        let mut stack = vec![tree.root_node()];
+        while let Some(node) = stack.pop() {
+            let mut b = Bindings::default();
+            if matcher.matches(&p.root, node, &mut b) {
+                return Some(
+                    b.named()
+                        .map(|(n, c)| (n.to_string(), c.text(source).to_string()))
+                        .collect(),
+                );
+            }
+            let mut cursor = node.walk();
+            let children: Vec<_> = node.children(&mut cursor).collect();
+            stack.extend(children.into_iter().rev());
+        }
+        None
+    }
+
+    #[test]
+    fn binds_single_and_sequence_metavariables() {
+        let got = first_match("$OUT = $F($$$ARGS)", "y = g(a, b=1)\n").unwrap();
+        assert_eq!(
+            got,
+            [
+                ("OUT".into(), "y".into()),
+                ("F".into(), "g".into()),
+                ("ARGS".into(), "a, b=1".into())
+            ]
+        );
+    }
+
+    #[test]
+    fn keywords_match_in_any_order() {
+        assert!(first_match("f($$$, use_cache=$V, $$$)", "f(x, use_cache=u, z=2)\n").is_some());
+        assert!(first_match("f($$$, use_cache=$V, $$$)", "f(x, z=2)\n").is_none());
+        assert!(first_match("f(b=$B, a=$A)", "f(a=1, b=2)\n").is_some());
+        assert!(first_match("f(a=$A)", "f(a=1, b=2)\n").is_none());
+    }
+
+    #[test]
+    fn repeated_metavariables_must_bind_equal_text() {
+        assert!(first_match("$X = $X + 1", "a = a + 1\n").is_some());
+        assert!(first_match("$X = $X + 1", "a = b + 1\n").is_none());
+    }
+
+    #[test]
+    fn operators_and_comments() {
+        assert!(first_match("$A + $B", "x = a - b\n").is_none());
+        assert!(first_match("f($A, $B)", "f(a,  # note\n  b,)\n").is_some());
+    }
+}

@@ -1,0 +1,358 @@
+//! Python code patterns with metavariables: parsing them, and the pattern tree they become.
+//!
+//! A pattern is rewritten by [`meta`], parsed with tree-sitter-python and turned into a
+//! [`PatNode`] tree. That tree compiles into a tree-sitter query ([`query`]) that finds
+//! candidates fast, and the [`matcher`] then checks each candidate exactly (sequence
+//! metavariables, keyword arguments in any order, repeated names binding the same text).
+
+pub mod matcher;
+pub mod meta;
+pub mod query;
+
+use std::ops::Range;
+
+use tree_sitter::Node;
+
+use crate::python;
+use meta::{Encoded, Metavar, decode_identifier, encode};
+
+/// A node of a compiled pattern.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PatNode {
+    /// `$NAME` or `$_`: exactly one node.
+    Var(Option<String>),
+    /// `$$$NAME` or `$$$`: any number of nodes in a sequence.
+    Multi(Option<String>),
+    /// A concrete syntax node.
+    Node(NodePattern),
+}
+
+/// A concrete syntax node of a pattern.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NodePattern {
+    /// The tree-sitter kind, e.g. `call`.
+    pub kind: String,
+    /// Whether the kind is a named node (as opposed to a token such as `=`).
+    pub named: bool,
+    /// For named leaves (identifiers, numbers, string parts): the exact text.
+    pub text: Option<String>,
+    /// The significant children, with the field each stands in.
+    pub children: Vec<(Option<String>, PatNode)>,
+    /// Whether this is the call an argument action edits.
+    pub is_action_call: bool,
+}
+
+impl PatNode {
+    fn visit<'a>(&'a self, f: &mut impl FnMut(&'a PatNode)) {
+        f(self);
+        if let PatNode::Node(n) = self {
+            for (_, c) in &n.children {
+                c.visit(f);
+            }
+        }
+    }
+
+    /// The tree-sitter kind this node matches, or `None` for a metavariable.
+    pub fn kind(&self) -> Option<&str> {
+        match self {
+            PatNode::Node(n) => Some(&n.kind),
+            _ => None,
+        }
+    }
+}
+
+/// A compiled pattern.
+#[derive(Debug, Clone)]
+pub struct Pattern {
+    /// The pattern as written.
+    pub source: String,
+    /// Its tree.
+    pub root: PatNode,
+    /// Named metavariables, in order of first appearance.
+    pub metavars: Vec<String>,
+    /// The identifiers and other leaf texts any match must contain (for prefiltering).
+    pub literals: Vec<String>,
+}
+
+/// The header of a `for` loop a match must lie in.
+#[derive(Debug, Clone)]
+pub struct LoopPattern {
+    /// The header as written.
+    pub source: String,
+    /// The loop target (`idx, layer`).
+    pub left: PatNode,
+    /// The iterable (`enumerate(self.layers)`).
+    pub right: PatNode,
+    /// Named metavariables, in order of first appearance.
+    pub metavars: Vec<String>,
+}
+
+/// Why a pattern did not compile: a span in the pattern as written and a reason.
+#[derive(Debug, Clone)]
+pub struct PatternError {
+    /// Span within the pattern text.
+    pub range: Range<usize>,
+    /// What is wrong.
+    pub reason: String,
+    /// Whether the error is a malformed metavariable (rather than Python syntax).
+    pub metavar: bool,
+}
+
+const MAX_PATTERN_DEPTH: usize = 200;
+
+impl Pattern {
+    /// Compiles an expression or statement pattern.
+    pub fn compile(source: &str) -> Result<Pattern, PatternError> {
+        let encoded = encode_pattern(source)?;
+        let tree = python::parse(&encoded.text);
+        check_syntax(&encoded, tree.root_node(), 0)?;
+        let statements = python::significant_children(tree.root_node());
+        let statement = match statements.as_slice() {
+            [one] => *one,
+            [] => return Err(shape_error(0..source.len(), "the pattern is empty")),
+            [_, second, ..] => {
+                return Err(shape_error(
+                    encoded.original_range(second.byte_range()),
+                    "a pattern is one statement or expression; this is a second one",
+                ));
+            }
+        };
+        let mut root = convert(statement, &encoded.text, &encoded, 0)?;
+        // `x = f()` parses as an expression statement around an assignment: match the
+        // assignment itself, so the pattern also finds it where no statement wraps it.
+        if statement.kind() == "expression_statement"
+            && let PatNode::Node(n) = &root
+            && n.children.len() == 1
+        {
+            root = n.children[0].1.clone();
+        }
+        mark_action_call(&mut root);
+        Ok(Pattern {
+            source: source.to_string(),
+            metavars: metavars_of(&[&root]),
+            literals: literals_of(&root),
+            root,
+        })
+    }
+
+    /// Whether the pattern contains a call an argument action can edit.
+    pub fn has_call(&self) -> bool {
+        let mut found = false;
+        self.root.visit(&mut |n| {
+            if let PatNode::Node(n) = n {
+                found |= n.is_action_call;
+            }
+        });
+        found
+    }
+}
+
+impl LoopPattern {
+    /// Compiles a loop header such as `for $_, $LAYER in enumerate(self.layers)`.
+    pub fn compile(source: &str) -> Result<LoopPattern, PatternError> {
+        let header = source.trim_end();
+        let header = header.strip_suffix(':').unwrap_or(header);
+        if !header.trim_start().starts_with("for ") {
+            return Err(shape_error(
+                0..source.len().min(3),
+                "a loop pattern is a `for` header, such as `for $_, $X in enumerate(self.layers)`",
+            ));
+        }
+        let encoded = encode_pattern(header)?;
+        let text = format!("{}:\n    pass\n", encoded.text);
+        let tree = python::parse(&text);
+        check_syntax(&encoded, tree.root_node(), header.len())?;
+        let statement = python::significant_children(tree.root_node())
+            .into_iter()
+            .find(|n| n.kind() == "for_statement")
+            .ok_or_else(|| shape_error(0..header.len(), "not a `for` loop header"))?;
+        let field = |name: &str| -> Result<PatNode, PatternError> {
+            let node = statement
+                .child_by_field_name(name)
+                .ok_or_else(|| shape_error(0..header.len(), "incomplete `for` header"))?;
+            convert(node, &text, &encoded, 0)
+        };
+        let left = field("left")?;
+        let right = field("right")?;
+        Ok(LoopPattern {
+            source: source.to_string(),
+            metavars: metavars_of(&[&left, &right]),
+            left,
+            right,
+        })
+    }
+}
+
+fn shape_error(range: Range<usize>, reason: &str) -> PatternError {
+    PatternError {
+        range,
+        reason: reason.to_string(),
+        metavar: false,
+    }
+}
+
+fn encode_pattern(source: &str) -> Result<Encoded, PatternError> {
+    encode(source).map_err(|e| PatternError {
+        range: e.range,
+        reason: e.reason,
+        metavar: true,
+    })
+}
+
+/// Rejects a pattern whose parse holds an error before `limit` (0: anywhere).
+fn check_syntax(encoded: &Encoded, root: Node<'_>, limit: usize) -> Result<(), PatternError> {
+    let Some(error) = python::first_syntax_error(root) else {
+        return Ok(());
+    };
+    let range = encoded.original_range(error.byte_range());
+    if limit > 0 && range.start >= limit {
+        return Err(shape_error(
+            limit.saturating_sub(1)..limit,
+            "incomplete loop header",
+        ));
+    }
+    let range = if range.is_empty() {
+        range.start.saturating_sub(1)..range.start.max(1)
+    } else {
+        range
+    };
+    Err(shape_error(
+        range,
+        &python::describe_syntax_error(error, &encoded.text),
+    ))
+}
+
+fn convert(
+    node: Node<'_>,
+    text: &str,
+    encoded: &Encoded,
+    depth: usize,
+) -> Result<PatNode, PatternError> {
+    if depth > MAX_PATTERN_DEPTH {
+        return Err(shape_error(
+            encoded.original_range(node.byte_range()),
+            "the pattern nests too deeply",
+        ));
+    }
+    let node_text = &text[node.byte_range()];
+    if node.kind() == "identifier"
+        && let Some(var) = decode_identifier(node_text)
+    {
+        return Ok(match var {
+            Metavar::Single(name) => PatNode::Var(name),
+            Metavar::Multi(name) => PatNode::Multi(name),
+        });
+    }
+    if node.child_count() == 0 {
+        return Ok(PatNode::Node(NodePattern {
+            kind: node.kind().to_string(),
+            named: node.is_named(),
+            text: node.is_named().then(|| node_text.to_string()),
+            children: Vec::new(),
+            is_action_call: false,
+        }));
+    }
+    let mut cursor = node.walk();
+    let mut children = Vec::new();
+    if cursor.goto_first_child() {
+        loop {
+            let child = cursor.node();
+            if !python::is_trivia(&child) {
+                let converted = convert(child, text, encoded, depth + 1)?;
+                children.push((
+                    cursor.field_name().map(str::to_string),
+                    converted,
+                    child.byte_range(),
+                ));
+            }
+            if !cursor.goto_next_sibling() {
+                break;
+            }
+        }
+    }
+    // A wrapper that holds nothing but a metavariable (an expression statement around
+    // `$$$BODY`) is that metavariable, so it can stand for any statement.
+    if let [(_, var @ (PatNode::Var(_) | PatNode::Multi(_)), range)] = children.as_slice()
+        && *range == node.byte_range()
+    {
+        return Ok(var.clone());
+    }
+    Ok(PatNode::Node(NodePattern {
+        kind: node.kind().to_string(),
+        named: node.is_named(),
+        text: None,
+        children: children.into_iter().map(|(f, c, _)| (f, c)).collect(),
+        is_action_call: false,
+    }))
+}
+
+/// Marks the outermost call (first in pre-order) as the one argument actions edit.
+fn mark_action_call(root: &mut PatNode) -> bool {
+    let PatNode::Node(n) = root else {
+        return false;
+    };
+    if n.kind == "call" {
+        n.is_action_call = true;
+        return true;
+    }
+    n.children.iter_mut().any(|(_, c)| mark_action_call(c))
+}
+
+fn metavars_of(roots: &[&PatNode]) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    for root in roots {
+        root.visit(&mut |n| {
+            if let PatNode::Var(Some(name)) | PatNode::Multi(Some(name)) = n
+                && !names.contains(name)
+            {
+                names.push(name.clone());
+            }
+        });
+    }
+    names
+}
+
+fn literals_of(root: &PatNode) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    root.visit(&mut |n| {
+        if let PatNode::Node(NodePattern {
+            kind,
+            text: Some(t),
+            ..
+        }) = n
+            && kind == "identifier"
+            && !out.contains(t)
+        {
+            out.push(t.clone());
+        }
+    });
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn assignment_pattern_has_a_call_and_metavars() {
+        let p = Pattern::compile("$OUT = $LAYER($$$ARGS)").unwrap();
+        assert_eq!(p.root.kind(), Some("assignment"));
+        assert_eq!(p.metavars, ["OUT", "LAYER", "ARGS"]);
+        assert!(p.has_call());
+    }
+
+    #[test]
+    fn syntax_errors_point_into_the_pattern() {
+        let e = Pattern::compile("$OUT = f($X,, )").unwrap_err();
+        assert!(!e.metavar);
+        assert!(e.range.start >= 9 && e.range.start <= 13, "{e:?}");
+    }
+
+    #[test]
+    fn loop_headers_compile_to_left_and_right() {
+        let p = LoopPattern::compile("for $_, $LAYER in enumerate(self.layers)").unwrap();
+        assert_eq!(p.metavars, ["LAYER"]);
+        assert_eq!(p.right.kind(), Some("call"));
+        assert!(LoopPattern::compile("while x").is_err());
+    }
+}

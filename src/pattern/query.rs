@@ -1,0 +1,105 @@
+//! Compiles a pattern tree into a tree-sitter query that finds candidate nodes.
+//!
+//! The query is deliberately looser than the pattern: it keeps the node kinds, the fields and
+//! the literal leaves, and leaves out what a query cannot say well (sequence metavariables,
+//! keyword arguments in any order, repeated metavariables). Every true match is a query match;
+//! the matcher then decides exactly.
+
+use std::fmt::Write;
+
+use super::{NodePattern, PatNode};
+
+/// The capture that marks a candidate's root node.
+pub const ROOT_CAPTURE: &str = "root";
+
+/// The S-expression query for `root`, with its text predicates.
+pub fn to_query(root: &PatNode) -> String {
+    let mut body = String::new();
+    let mut predicates = Vec::new();
+    write_node(root, &mut body, &mut predicates);
+    let mut out = format!("({body} @{ROOT_CAPTURE}");
+    for p in predicates {
+        out.push(' ');
+        out.push_str(&p);
+    }
+    out.push(')');
+    out
+}
+
+fn write_node(node: &PatNode, out: &mut String, predicates: &mut Vec<String>) {
+    match node {
+        PatNode::Var(_) | PatNode::Multi(_) => out.push_str("(_)"),
+        PatNode::Node(n) if !n.named => out.push('_'),
+        PatNode::Node(n) => {
+            if let Some(text) = &n.text {
+                let capture = format!("@t{}", predicates.len());
+                let _ = write!(out, "({}) {capture}", n.kind);
+                predicates.push(format!("(#eq? {capture} \"{}\")", escape(text)));
+                return;
+            }
+            let _ = write!(out, "({}", n.kind);
+            for (field, child) in &n.children {
+                if !constrains(n, child) {
+                    continue;
+                }
+                out.push(' ');
+                if let Some(field) = field {
+                    let _ = write!(out, "{field}: ");
+                }
+                write_node(child, out, predicates);
+            }
+            out.push(')');
+        }
+    }
+}
+
+/// Whether a child is kept in the query: tokens, sequence metavariables and keyword arguments
+/// (which may stand in any order) are left to the matcher.
+fn constrains(parent: &NodePattern, child: &PatNode) -> bool {
+    match child {
+        PatNode::Multi(_) => false,
+        PatNode::Var(_) => true,
+        PatNode::Node(c) => {
+            c.named && !(parent.kind == "argument_list" && c.kind == "keyword_argument")
+        }
+    }
+}
+
+fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '"' => out.push_str("\\\""),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pattern::Pattern;
+
+    #[test]
+    fn whisper_pattern_query() {
+        let p = Pattern::compile("$OUT = $LAYER($$$ARGS)").unwrap();
+        assert_eq!(
+            to_query(&p.root),
+            "((assignment left: (_) right: (call function: (_) arguments: (argument_list))) @root)"
+        );
+    }
+
+    #[test]
+    fn literals_become_predicates_and_keywords_are_left_out() {
+        let p = Pattern::compile("self.f($X, use_cache=True)").unwrap();
+        let q = to_query(&p.root);
+        assert!(q.contains("(#eq? @t0 \"self\")"), "{q}");
+        assert!(!q.contains("keyword_argument"), "{q}");
+        tree_sitter::Query::new(&crate::python::language(), &q).expect("valid query");
+    }
+}

@@ -1,0 +1,135 @@
+//! tree-sitter-python: parsing and the syntax-tree helpers every stage shares.
+
+use std::cell::RefCell;
+
+use tree_sitter::{Language, Node, Parser, Tree};
+
+/// The tree-sitter-python language.
+pub fn language() -> Language {
+    tree_sitter_python::LANGUAGE.into()
+}
+
+thread_local! {
+    static PARSER: RefCell<Parser> = RefCell::new({
+        let mut parser = Parser::new();
+        parser
+            .set_language(&language())
+            .expect("tree-sitter-python is ABI-compatible with the tree-sitter crate");
+        parser
+    });
+}
+
+/// Parses Python source with this thread's parser.
+pub fn parse(text: &str) -> Tree {
+    PARSER.with(|p| {
+        p.borrow_mut()
+            .parse(text, None)
+            .expect("parsing without a timeout or cancellation flag always yields a tree")
+    })
+}
+
+/// The first ERROR or MISSING node in document order, if any; iterative, so deep trees are safe.
+pub fn first_syntax_error(root: Node<'_>) -> Option<Node<'_>> {
+    if !root.has_error() {
+        return None;
+    }
+    let mut cursor = root.walk();
+    loop {
+        let node = cursor.node();
+        if node.is_error() || node.is_missing() {
+            return Some(node);
+        }
+        // Descend only into subtrees that hold an error; otherwise move on.
+        if node.has_error() && cursor.goto_first_child() {
+            continue;
+        }
+        while !cursor.goto_next_sibling() {
+            if !cursor.goto_parent() {
+                return None;
+            }
+        }
+    }
+}
+
+/// Counts ERROR and MISSING nodes in a tree.
+pub fn count_syntax_errors(root: Node<'_>) -> usize {
+    if !root.has_error() {
+        return 0;
+    }
+    let mut count = 0;
+    let mut cursor = root.walk();
+    loop {
+        let node = cursor.node();
+        if node.is_error() || node.is_missing() {
+            count += 1;
+        }
+        if node.has_error() && !node.is_missing() && cursor.goto_first_child() {
+            continue;
+        }
+        while !cursor.goto_next_sibling() {
+            if !cursor.goto_parent() {
+                return count;
+            }
+        }
+    }
+}
+
+/// Describes a syntax-error node for a diagnostic.
+pub fn describe_syntax_error(node: Node<'_>, text: &str) -> String {
+    if node.is_missing() {
+        format!("expected `{}` here", node.kind())
+    } else {
+        let snippet = &text[node.byte_range()];
+        let first = snippet.lines().next().unwrap_or("").trim();
+        if first.is_empty() {
+            "unexpected end of input".to_string()
+        } else {
+            let short: String = first.chars().take(40).collect();
+            format!("unexpected `{short}`")
+        }
+    }
+}
+
+/// Whether a node takes no part in matching: comments, line continuations and commas.
+pub fn is_trivia(node: &Node<'_>) -> bool {
+    matches!(node.kind(), "comment" | "line_continuation" | ",")
+}
+
+/// The children of `node` that take part in matching, in order.
+pub fn significant_children<'t>(node: Node<'t>) -> Vec<Node<'t>> {
+    let mut cursor = node.walk();
+    node.children(&mut cursor)
+        .filter(|c| !is_trivia(c))
+        .collect()
+}
+
+/// The name of a class or function definition.
+pub fn definition_name<'s>(node: Node<'_>, text: &'s str) -> Option<&'s str> {
+    node.child_by_field_name("name")
+        .map(|n| &text[n.byte_range()])
+}
+
+/// Leading whitespace of the line `offset` stands on.
+pub fn line_indent(text: &str, offset: usize) -> &str {
+    let start = text[..offset].rfind('\n').map_or(0, |i| i + 1);
+    let line = &text[start..];
+    let end = line
+        .find(|c: char| c != ' ' && c != '\t')
+        .unwrap_or(line.len());
+    &line[..end]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_the_first_error_node() {
+        let text = "def f(:\n    pass\n";
+        let tree = parse(text);
+        let error = first_syntax_error(tree.root_node()).expect("an error");
+        assert!(error.start_byte() <= 6, "{:?}", error.byte_range());
+        assert!(count_syntax_errors(tree.root_node()) >= 1);
+        assert!(first_syntax_error(parse("x = 1\n").root_node()).is_none());
+    }
+}

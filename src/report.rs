@@ -1,0 +1,174 @@
+//! Renders outcomes: unified diffs, JSON reports and one-line human summaries.
+
+use serde::Serialize;
+
+use crate::engine::{Patched, RuleReport, RuleStatus};
+
+/// A unified diff of `old` → `new`, with `a/` and `b/` headers naming `path`.
+pub fn unified_diff(path: &str, old: &str, new: &str) -> String {
+    similar::TextDiff::from_lines(old, new)
+        .unified_diff()
+        .context_radius(3)
+        .header(
+            &format!("a/{}", path.trim_start_matches('/')),
+            &format!("b/{}", path.trim_start_matches('/')),
+        )
+        .to_string()
+}
+
+/// The JSON object reported for one file.
+#[derive(Debug, Serialize)]
+pub struct FileJson<'a> {
+    /// The file's path.
+    pub path: &'a str,
+    /// Whether the rules changed it.
+    pub changed: bool,
+    /// Every rule that selected it.
+    pub rules: &'a [RuleReport],
+    /// The failure, if patching failed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<ErrorJson>,
+}
+
+/// A failure in a JSON report.
+#[derive(Debug, Serialize)]
+pub struct ErrorJson {
+    /// `drift`, `conflict`, `action`, `target-syntax`, `unparseable-result`, `not-idempotent`,
+    /// `io` or `encoding`.
+    pub kind: String,
+    /// The one-line message.
+    pub message: String,
+    /// The exit code it calls for.
+    pub exit_code: u8,
+}
+
+impl<'a> FileJson<'a> {
+    /// The report of a file that was patched (or needed nothing).
+    pub fn patched(path: &'a str, patched: &'a Patched) -> Self {
+        Self {
+            path,
+            changed: patched.changed(),
+            rules: &patched.rules,
+            error: None,
+        }
+    }
+
+    /// The report of a file that failed.
+    pub fn failed(path: &'a str, error: ErrorJson) -> Self {
+        Self {
+            path,
+            changed: false,
+            rules: &[],
+            error: Some(error),
+        }
+    }
+}
+
+/// One line per rule that did something: `path: rule-id applied (2 matches)`.
+pub fn summary(path: &str, patched: &Patched) -> Vec<String> {
+    patched
+        .rules
+        .iter()
+        .filter(|r| r.status != RuleStatus::NoMatch)
+        .map(|r| {
+            let what = match r.status {
+                RuleStatus::Applied => "applied",
+                RuleStatus::Unchanged => "already applied",
+                RuleStatus::Inactive => "inactive",
+                RuleStatus::NoMatch => "no match",
+            };
+            let detail = match &r.reason {
+                Some(reason) => format!(" ({reason})"),
+                None => format!(
+                    " ({} match{})",
+                    r.matches.len(),
+                    if r.matches.len() == 1 { "" } else { "es" }
+                ),
+            };
+            format!("{path}: {} {what}{detail}", r.rule)
+        })
+        .collect()
+}
+
+/// How the engine understands a rule: its gates, scopes, pattern and compiled query.
+pub fn explain_rule(rule: &crate::compile::CompiledRule, scope: &str) -> String {
+    use crate::rules::model::Action;
+    use std::fmt::Write;
+    let r = &rule.rule;
+    let mut out = String::new();
+    let _ = writeln!(out, "rule {}", r.id.value);
+    if let Some(d) = &r.description {
+        let _ = writeln!(out, "  description: {d}");
+    }
+    let _ = writeln!(out, "  phase:       {}", r.phase);
+    let requires = if r.requires.is_empty() {
+        "any version".to_string()
+    } else {
+        r.requires
+            .iter()
+            .map(|q| format!("{} {}", q.package.value, q.specifiers.value))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let _ = writeln!(out, "  requires:    {requires}");
+    let files = if r.files.is_empty() {
+        "every file".to_string()
+    } else {
+        r.files
+            .iter()
+            .map(|f| f.value.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let _ = writeln!(out, "  files:       {files}");
+    let _ = writeln!(out, "  scope:       {scope}");
+    let vars = |names: &[String]| {
+        names
+            .iter()
+            .map(|n| format!("${n}"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    if let Some(l) = &rule.loop_pattern {
+        let _ = writeln!(out, "  loop binds:  {}", vars(&l.metavars));
+    }
+    let _ = writeln!(out, "  match binds: {}", vars(&rule.pattern.metavars));
+    let action = match &r.action {
+        Action::KwargsToPositional { signature } => {
+            format!(
+                "kwargs_to_positional, in the order of `{}`",
+                signature.value
+            )
+        }
+        Action::RemoveKwargs(names) => format!(
+            "remove_kwargs {}",
+            names
+                .iter()
+                .map(|n| n.value.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        Action::SetKwargs(pairs) => format!(
+            "set_kwargs {}",
+            pairs
+                .iter()
+                .map(|(k, v)| format!("{}={}", k.value, v.text))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        Action::Replace(t) => format!("replace with `{}`", t.text),
+    };
+    let _ = writeln!(out, "  action:      {action}");
+    let expect = r
+        .expect
+        .map_or("anything (no `expect`)".to_string(), |e| e.to_string());
+    let _ = writeln!(out, "  expect:      {expect} per selected file");
+    let _ = writeln!(out, "  query:       {}", rule.query_source);
+    let literals = if rule.pattern.literals.is_empty() {
+        "(none)".to_string()
+    } else {
+        rule.pattern.literals.join(", ")
+    };
+    let _ = writeln!(out, "  literals:    {literals}");
+    out
+}

@@ -1,0 +1,533 @@
+//! Turns a loaded document (a value plus its span index) into rules, checking the schema.
+//!
+//! Both syntaxes end here: YAML through serde_yaml, the DSL through its own parser, so a
+//! misspelt key or a bad specifier is reported the same way whichever syntax it was written in.
+
+use std::ops::Range;
+use std::str::FromStr;
+
+use pep440_rs::VersionSpecifiers;
+use serde_yaml::{Mapping, Value};
+
+use super::error::{RuleError, RuleErrorKind, did_you_mean};
+use super::model::{
+    Action, Expect, Inside, NameFilter, Origin, Phase, Requirement, Rule, Snippet, Spanned,
+    normalize_package,
+};
+use super::spans::{Path, Seg, SpanIndex};
+use crate::source::SourceFile;
+
+/// The keys a rule may have.
+pub const RULE_KEYS: &[&str] = &[
+    "id",
+    "description",
+    "requires",
+    "phase",
+    "files",
+    "inside",
+    "match",
+    "action",
+    "expect",
+];
+/// The keys of `inside`.
+pub const INSIDE_KEYS: &[&str] = &["class", "function", "loop"];
+/// The action names.
+pub const ACTION_NAMES: &[&str] = &[
+    "kwargs_to_positional",
+    "remove_kwargs",
+    "set_kwargs",
+    "replace",
+];
+
+/// Reads every rule of one document.
+pub fn rules_from_document(
+    file: &SourceFile,
+    value: &Value,
+    spans: &SpanIndex,
+) -> Result<Vec<Rule>, RuleError> {
+    let cx = Cx { file, spans };
+    match value {
+        Value::Mapping(map) => Ok(vec![cx.rule(Vec::new(), map)?]),
+        Value::Sequence(items) => items
+            .iter()
+            .enumerate()
+            .map(|(i, item)| {
+                let path = vec![Seg::Index(i)];
+                match item {
+                    Value::Mapping(map) => cx.rule(path, map),
+                    other => Err(cx.wrong_type(&path, "rule", "a mapping", other)),
+                }
+            })
+            .collect(),
+        other => Err(cx.wrong_type(&[], "rule", "a mapping (or a list of them)", other)),
+    }
+}
+
+struct Cx<'a> {
+    file: &'a SourceFile,
+    spans: &'a SpanIndex,
+}
+
+fn describe(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Sequence(_) => "a list",
+        Value::Mapping(_) => "a mapping",
+        Value::Tagged(_) => "a tagged value",
+    }
+}
+
+fn child(path: &[Seg], seg: Seg) -> Path {
+    let mut p = path.to_vec();
+    p.push(seg);
+    p
+}
+
+fn key_path(path: &[Seg], key: &str) -> Path {
+    child(path, Seg::Key(key.to_string()))
+}
+
+impl Cx<'_> {
+    fn error(&self, kind: RuleErrorKind, span: Range<usize>) -> RuleError {
+        RuleError::new(kind, self.file, span)
+    }
+
+    fn wrong_type(&self, path: &[Seg], key: &str, expected: &str, found: &Value) -> RuleError {
+        self.error(
+            RuleErrorKind::WrongType {
+                key: key.to_string(),
+                expected: expected.to_string(),
+                found: describe(found).to_string(),
+            },
+            self.spans.value(path),
+        )
+    }
+
+    fn invalid(&self, path: &[Seg], key: &str, reason: impl Into<String>) -> RuleError {
+        self.error(
+            RuleErrorKind::InvalidValue {
+                key: key.to_string(),
+                reason: reason.into(),
+            },
+            self.spans.value(path),
+        )
+    }
+
+    /// Rejects keys outside `allowed`, suggesting the closest one.
+    fn check_keys(
+        &self,
+        path: &[Seg],
+        map: &Mapping,
+        allowed: &[&str],
+        within: &str,
+    ) -> Result<(), RuleError> {
+        for key in map.keys() {
+            let Some(name) = key.as_str() else {
+                return Err(self.wrong_type(path, within, "a mapping with text keys", key));
+            };
+            if !allowed.contains(&name) {
+                let error = self.error(
+                    RuleErrorKind::UnknownKey {
+                        key: name.to_string(),
+                        within: within.to_string(),
+                    },
+                    self.spans.key(&key_path(path, name)),
+                );
+                return Err(match did_you_mean(name, allowed) {
+                    Some(s) => error.with_help(format!("did you mean `{s}`?")),
+                    None => error.with_help(format!("expected one of: {}", allowed.join(", "))),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    fn string(&self, path: &[Seg], key: &str, value: &Value) -> Result<Spanned<String>, RuleError> {
+        match value {
+            Value::String(s) => Ok(Spanned::new(s.clone(), self.spans.value(path))),
+            other => Err(self.wrong_type(path, key, "a string", other)),
+        }
+    }
+
+    fn snippet(&self, path: &[Seg], key: &str, value: &Value) -> Result<Snippet, RuleError> {
+        let text = self.string(path, key, value)?;
+        let raw = self.file.text().get(text.span.clone()).unwrap_or("");
+        Ok(Snippet::new(text.value, raw, text.span))
+    }
+
+    fn strings(
+        &self,
+        path: &[Seg],
+        key: &str,
+        value: &Value,
+    ) -> Result<Vec<Spanned<String>>, RuleError> {
+        match value {
+            Value::String(_) => Ok(vec![self.string(path, key, value)?]),
+            Value::Sequence(items) => items
+                .iter()
+                .enumerate()
+                .map(|(i, item)| self.string(&child(path, Seg::Index(i)), key, item))
+                .collect(),
+            other => Err(self.wrong_type(path, key, "a string or a list of strings", other)),
+        }
+    }
+
+    fn count(&self, path: &[Seg], key: &str, value: &Value) -> Result<u64, RuleError> {
+        match value {
+            Value::Number(n) => n
+                .as_u64()
+                .ok_or_else(|| self.invalid(path, key, "must be a whole number, 0 or more")),
+            other => Err(self.wrong_type(path, key, "a whole number", other)),
+        }
+    }
+
+    fn rule(&self, path: Path, map: &Mapping) -> Result<Rule, RuleError> {
+        self.check_keys(&path, map, RULE_KEYS, "a rule")?;
+        let field = |key: &str| map.get(key).map(|v| (key_path(&path, key), v));
+        let missing = |key: &str| {
+            self.error(
+                RuleErrorKind::MissingKey {
+                    key: key.to_string(),
+                    within: "a rule".to_string(),
+                },
+                self.spans.value(&path),
+            )
+        };
+
+        let id = match field("id") {
+            Some((p, v)) => self.string(&p, "id", v)?,
+            None => return Err(missing("id")),
+        };
+        if id.value.trim().is_empty() || id.value.chars().any(char::is_whitespace) {
+            return Err(self.invalid(
+                &key_path(&path, "id"),
+                "id",
+                "an id is one word without spaces",
+            ));
+        }
+        let description = field("description")
+            .map(|(p, v)| self.string(&p, "description", v))
+            .transpose()?
+            .map(|s| s.value);
+        let requires = match field("requires") {
+            Some((p, v)) => self.requires(&p, v)?,
+            None => Vec::new(),
+        };
+        let phase = match field("phase") {
+            Some((p, v)) => self.phase(&p, v)?,
+            None => Phase::default(),
+        };
+        let files = match field("files") {
+            Some((p, v)) => self.globs(&p, v)?,
+            None => Vec::new(),
+        };
+        let inside = match field("inside") {
+            Some((p, v)) => self.inside(&p, v)?,
+            None => Inside::default(),
+        };
+        let pattern = match field("match") {
+            Some((p, v)) => self.snippet(&p, "match", v)?,
+            None => return Err(missing("match")),
+        };
+        let action = match field("action") {
+            Some((p, v)) => self.action(&p, v)?,
+            None => return Err(missing("action")),
+        };
+        let expect = field("expect")
+            .map(|(p, v)| self.expect(&p, v))
+            .transpose()?;
+        Ok(Rule {
+            id,
+            description,
+            requires,
+            phase,
+            files,
+            inside,
+            pattern,
+            action,
+            expect,
+            origin: Origin {
+                file: self.file.clone(),
+                span: self.spans.value(&path),
+            },
+        })
+    }
+
+    fn requires(&self, path: &[Seg], value: &Value) -> Result<Vec<Requirement>, RuleError> {
+        let Value::Mapping(map) = value else {
+            return Err(self.wrong_type(
+                path,
+                "requires",
+                "a mapping of package to version specifiers",
+                value,
+            ));
+        };
+        let mut out = Vec::new();
+        for (key, spec) in map {
+            let Some(package) = key.as_str() else {
+                return Err(self.wrong_type(path, "requires", "a package name", key));
+            };
+            let p = key_path(path, package);
+            let text = match spec {
+                Value::String(s) => s.clone(),
+                Value::Number(n) => {
+                    return Err(self
+                        .wrong_type(&p, package, "a quoted specifier", spec)
+                        .with_help(format!(
+                            "write the operator too, and quote it: \">={n}\" or \"=={n}\""
+                        )));
+                }
+                other => return Err(self.wrong_type(&p, package, "a specifier string", other)),
+            };
+            let specifiers = VersionSpecifiers::from_str(&text).map_err(|e| {
+                self.error(
+                    RuleErrorKind::Specifier {
+                        package: package.to_string(),
+                        reason: first_line(&e.to_string()),
+                    },
+                    self.spans.value(&p),
+                )
+                .with_help("PEP 440 specifiers look like \">=4.52,<5\" or \"~=4.57.0\"")
+            })?;
+            out.push(Requirement {
+                package: Spanned::new(normalize_package(package), self.spans.key(&p)),
+                specifiers: Spanned::new(specifiers, self.spans.value(&p)),
+            });
+        }
+        Ok(out)
+    }
+
+    fn phase(&self, path: &[Seg], value: &Value) -> Result<Phase, RuleError> {
+        let name = self.string(path, "phase", value)?;
+        Phase::from_str(&name.value).map_err(|()| {
+            let names: Vec<&str> = Phase::ALL.iter().map(|p| p.name()).collect();
+            let error = self.invalid(
+                path,
+                "phase",
+                format!("`{}` is not a phase ({})", name.value, names.join(", ")),
+            );
+            match did_you_mean(&name.value, &names) {
+                Some(s) => error.with_help(format!("did you mean `{s}`?")),
+                None => error,
+            }
+        })
+    }
+
+    fn globs(&self, path: &[Seg], value: &Value) -> Result<Vec<Spanned<String>>, RuleError> {
+        let globs = self.strings(path, "files", value)?;
+        for (i, glob) in globs.iter().enumerate() {
+            if let Err(e) = globset::Glob::new(&glob.value) {
+                let p = if matches!(value, Value::Sequence(_)) {
+                    child(path, Seg::Index(i))
+                } else {
+                    path.to_vec()
+                };
+                return Err(self.invalid(&p, "files", e.kind().to_string()));
+            }
+        }
+        Ok(globs)
+    }
+
+    fn inside(&self, path: &[Seg], value: &Value) -> Result<Inside, RuleError> {
+        let Value::Mapping(map) = value else {
+            return Err(self.wrong_type(path, "inside", "a mapping", value));
+        };
+        self.check_keys(path, map, INSIDE_KEYS, "`inside`")?;
+        let name_filter = |key: &str| -> Result<Option<NameFilter>, RuleError> {
+            let Some(v) = map.get(key) else {
+                return Ok(None);
+            };
+            let p = key_path(path, key);
+            match v {
+                Value::String(_) => Ok(Some(NameFilter::Exact(self.string(&p, key, v)?))),
+                Value::Mapping(m) => {
+                    self.check_keys(&p, m, &["regex"], &format!("`inside.{key}`"))?;
+                    let rp = key_path(&p, "regex");
+                    let Some(re) = m.get("regex") else {
+                        return Err(self.error(
+                            RuleErrorKind::MissingKey {
+                                key: "regex".into(),
+                                within: format!("`inside.{key}`"),
+                            },
+                            self.spans.value(&p),
+                        ));
+                    };
+                    let re = self.string(&rp, "regex", re)?;
+                    let compiled = regex::Regex::new(&format!("^(?:{})$", re.value))
+                        .map_err(|e| self.invalid(&rp, "regex", first_line(&e.to_string())))?;
+                    Ok(Some(NameFilter::Regex(Spanned::new(compiled, re.span))))
+                }
+                other => Err(self.wrong_type(&p, key, "a name or {regex: ...}", other)),
+            }
+        };
+        Ok(Inside {
+            class: name_filter("class")?,
+            function: name_filter("function")?,
+            loop_header: map
+                .get("loop")
+                .map(|v| self.snippet(&key_path(path, "loop"), "loop", v))
+                .transpose()?,
+        })
+    }
+
+    fn action(&self, path: &[Seg], value: &Value) -> Result<Action, RuleError> {
+        let (name, args) = match value {
+            Value::Mapping(map) if map.len() == 1 => {
+                let (k, v) = map.iter().next().expect("one entry");
+                match k.as_str() {
+                    Some(name) => (name.to_string(), v),
+                    None => return Err(self.wrong_type(path, "action", "an action name", k)),
+                }
+            }
+            Value::Mapping(_) => {
+                return Err(self.invalid(
+                    path,
+                    "action",
+                    "give exactly one action, e.g. `replace: \"...\"`",
+                ));
+            }
+            other => {
+                return Err(self.wrong_type(path, "action", "a mapping of one action", other));
+            }
+        };
+        let p = key_path(path, &name);
+        match name.as_str() {
+            "kwargs_to_positional" => {
+                let Value::Mapping(map) = args else {
+                    return Err(self.wrong_type(&p, &name, "a mapping with `signature`", args));
+                };
+                self.check_keys(&p, map, &["signature"], "`kwargs_to_positional`")?;
+                let Some(sig) = map.get("signature") else {
+                    return Err(self.error(
+                        RuleErrorKind::MissingKey {
+                            key: "signature".into(),
+                            within: "`kwargs_to_positional`".into(),
+                        },
+                        self.spans.value(&p),
+                    ));
+                };
+                let sp = key_path(&p, "signature");
+                let signature = self.string(&sp, "signature", sig)?;
+                let valid = signature.value.split('.').count() <= 2
+                    && signature.value.split('.').all(is_identifier);
+                if !valid {
+                    return Err(self.invalid(
+                        &sp,
+                        "signature",
+                        "write `Class.method` or `function`",
+                    ));
+                }
+                Ok(Action::KwargsToPositional { signature })
+            }
+            "remove_kwargs" => {
+                let names = self.strings(&p, &name, args)?;
+                if let Some((i, bad)) = names
+                    .iter()
+                    .enumerate()
+                    .find(|(_, n)| !is_identifier(&n.value))
+                {
+                    let at = if matches!(args, Value::Sequence(_)) {
+                        child(&p, Seg::Index(i))
+                    } else {
+                        p.clone()
+                    };
+                    return Err(self.invalid(
+                        &at,
+                        "remove_kwargs",
+                        format!("`{}` is not a keyword name", bad.value),
+                    ));
+                }
+                Ok(Action::RemoveKwargs(names))
+            }
+            "set_kwargs" => {
+                let Value::Mapping(map) = args else {
+                    return Err(self.wrong_type(
+                        &p,
+                        &name,
+                        "a mapping of name to expression",
+                        args,
+                    ));
+                };
+                let mut out = Vec::new();
+                for (k, v) in map {
+                    let Some(kw) = k.as_str() else {
+                        return Err(self.wrong_type(&p, "set_kwargs", "a keyword name", k));
+                    };
+                    let kp = key_path(&p, kw);
+                    if !is_identifier(kw) {
+                        return Err(self.invalid(
+                            &kp,
+                            "set_kwargs",
+                            format!("`{kw}` is not a keyword name"),
+                        ));
+                    }
+                    out.push((
+                        Spanned::new(kw.to_string(), self.spans.key(&kp)),
+                        self.snippet(&kp, kw, v)?,
+                    ));
+                }
+                Ok(Action::SetKwargs(out))
+            }
+            "replace" => Ok(Action::Replace(self.snippet(&p, "replace", args)?)),
+            other => {
+                let error = self.error(
+                    RuleErrorKind::UnknownAction {
+                        name: other.to_string(),
+                    },
+                    self.spans.key(&p),
+                );
+                Err(match did_you_mean(other, ACTION_NAMES) {
+                    Some(s) => error.with_help(format!("did you mean `{s}`?")),
+                    None => error.with_help(format!("actions: {}", ACTION_NAMES.join(", "))),
+                })
+            }
+        }
+    }
+
+    fn expect(&self, path: &[Seg], value: &Value) -> Result<Expect, RuleError> {
+        match value {
+            Value::Number(_) => {
+                let n = self.count(path, "expect", value)?;
+                Ok(Expect {
+                    min: n,
+                    max: Some(n),
+                })
+            }
+            Value::Mapping(map) => {
+                self.check_keys(path, map, &["min", "max"], "`expect`")?;
+                let bound = |key: &str| {
+                    map.get(key)
+                        .map(|v| self.count(&key_path(path, key), key, v))
+                        .transpose()
+                };
+                let min = bound("min")?.unwrap_or(0);
+                let max = bound("max")?;
+                if let Some(max) = max
+                    && max < min
+                {
+                    return Err(self.invalid(
+                        path,
+                        "expect",
+                        format!("max {max} is below min {min}"),
+                    ));
+                }
+                Ok(Expect { min, max })
+            }
+            other => Err(self.wrong_type(path, "expect", "a count or {min, max}", other)),
+        }
+    }
+}
+
+/// Whether `s` is a Python identifier (ASCII subset plus any non-ASCII letters).
+pub fn is_identifier(s: &str) -> bool {
+    let mut chars = s.chars();
+    chars.next().is_some_and(|c| c == '_' || c.is_alphabetic())
+        && chars.all(|c| c == '_' || c.is_alphanumeric())
+}
+
+fn first_line(s: &str) -> String {
+    s.lines().next().unwrap_or(s).trim().to_string()
+}

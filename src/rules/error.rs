@@ -1,0 +1,221 @@
+//! Errors in rule files, each pointing at the exact span it is about.
+
+use std::ops::Range;
+use std::sync::Arc;
+
+use miette::{Diagnostic, LabeledSpan, NamedSource};
+use thiserror::Error;
+
+use crate::source::{SourceFile, span};
+
+/// What is wrong with a rule file.
+#[derive(Debug, Error, Clone, PartialEq)]
+pub enum RuleErrorKind {
+    /// The file is not UTF-8.
+    #[error("rule file is not valid UTF-8")]
+    NotUtf8,
+    /// serde_yaml could not read the YAML.
+    #[error("invalid YAML: {0}")]
+    Yaml(String),
+    /// The file holds nothing.
+    #[error("rule file holds no rule")]
+    NoRules,
+    /// A key the schema does not have.
+    #[error("unknown key `{key}` in {within}")]
+    UnknownKey {
+        /// The key as written.
+        key: String,
+        /// What it stands in ("a rule", "`inside`", …).
+        within: String,
+    },
+    /// A key the schema needs.
+    #[error("{within} needs `{key}`")]
+    MissingKey {
+        /// The missing key.
+        key: String,
+        /// What lacks it.
+        within: String,
+    },
+    /// A value of the wrong YAML type.
+    #[error("`{key}` must be {expected}, not {found}")]
+    WrongType {
+        /// The key whose value is wrong.
+        key: String,
+        /// What the schema wants.
+        expected: String,
+        /// What was written.
+        found: String,
+    },
+    /// A value of the right type that is still not allowed.
+    #[error("invalid `{key}`: {reason}")]
+    InvalidValue {
+        /// The key whose value is wrong.
+        key: String,
+        /// Why.
+        reason: String,
+    },
+    /// A PEP 440 specifier that does not parse.
+    #[error("invalid version specifier for `{package}`: {reason}")]
+    Specifier {
+        /// The package it is for.
+        package: String,
+        /// pep440_rs's reason.
+        reason: String,
+    },
+    /// A pattern that is not Python.
+    #[error("{what} is not valid Python: {reason}")]
+    PatternSyntax {
+        /// Which pattern ("`match`", "`inside.loop`", "the `replace` template").
+        what: String,
+        /// What the parser found.
+        reason: String,
+    },
+    /// A `$` that starts no metavariable.
+    #[error("malformed metavariable: {reason}")]
+    Metavariable {
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// An action name the engine does not know.
+    #[error("unknown action `{name}`")]
+    UnknownAction {
+        /// The name as written.
+        name: String,
+    },
+    /// An action that needs a call where the pattern has none.
+    #[error("`{action}` edits a call, but the pattern contains no call")]
+    ActionNeedsCall {
+        /// The action.
+        action: String,
+    },
+    /// A metavariable used but bound by nothing.
+    #[error("`${name}` is used here but bound by neither `match` nor `inside.loop`")]
+    UnboundMetavariable {
+        /// The metavariable's name.
+        name: String,
+    },
+    /// A rule is active but a package it requires has no known version.
+    #[error("rule `{rule}` requires `{package}`, whose version is not known")]
+    UnknownVersion {
+        /// The rule.
+        rule: String,
+        /// The package.
+        package: String,
+    },
+    /// Two rules with one id.
+    #[error("duplicate rule id `{id}`")]
+    DuplicateId {
+        /// The id.
+        id: String,
+    },
+}
+
+impl RuleErrorKind {
+    fn code(&self) -> &'static str {
+        match self {
+            RuleErrorKind::NotUtf8 => "repatch::rule::encoding",
+            RuleErrorKind::Yaml(_) => "repatch::rule::yaml",
+            RuleErrorKind::NoRules => "repatch::rule::empty",
+            RuleErrorKind::UnknownKey { .. } => "repatch::rule::unknown_key",
+            RuleErrorKind::MissingKey { .. } => "repatch::rule::missing_key",
+            RuleErrorKind::WrongType { .. } => "repatch::rule::type",
+            RuleErrorKind::InvalidValue { .. } => "repatch::rule::value",
+            RuleErrorKind::Specifier { .. } => "repatch::rule::specifier",
+            RuleErrorKind::PatternSyntax { .. } => "repatch::rule::pattern",
+            RuleErrorKind::Metavariable { .. } => "repatch::rule::metavariable",
+            RuleErrorKind::UnknownAction { .. } => "repatch::rule::action",
+            RuleErrorKind::ActionNeedsCall { .. } => "repatch::rule::action_target",
+            RuleErrorKind::UnboundMetavariable { .. } => "repatch::rule::unbound",
+            RuleErrorKind::DuplicateId { .. } => "repatch::rule::duplicate_id",
+            RuleErrorKind::UnknownVersion { .. } => "repatch::rule::unknown_version",
+        }
+    }
+
+    fn label(&self) -> &'static str {
+        match self {
+            RuleErrorKind::NotUtf8 => "first invalid byte",
+            RuleErrorKind::Yaml(_) => "here",
+            RuleErrorKind::NoRules => "empty",
+            RuleErrorKind::UnknownKey { .. } => "unknown key",
+            RuleErrorKind::MissingKey { .. } => "in this",
+            RuleErrorKind::WrongType { .. } => "wrong type",
+            RuleErrorKind::InvalidValue { .. } => "invalid value",
+            RuleErrorKind::Specifier { .. } => "not a PEP 440 specifier",
+            RuleErrorKind::PatternSyntax { .. } => "not valid Python here",
+            RuleErrorKind::Metavariable { .. } => "here",
+            RuleErrorKind::UnknownAction { .. } => "unknown action",
+            RuleErrorKind::ActionNeedsCall { .. } => "no call in this pattern",
+            RuleErrorKind::UnboundMetavariable { .. } => "unbound",
+            RuleErrorKind::DuplicateId { .. } => "defined again here",
+            RuleErrorKind::UnknownVersion { .. } => "version unknown",
+        }
+    }
+}
+
+/// A rule-file error at a span, with an optional hint.
+#[derive(Debug, Error, Clone)]
+#[error("{kind}")]
+pub struct RuleError {
+    /// What is wrong.
+    pub kind: RuleErrorKind,
+    /// The rule file's name.
+    pub file_name: String,
+    /// Where in the rule file.
+    pub span: Range<usize>,
+    /// A hint such as a did-you-mean.
+    pub help: Option<String>,
+    source_code: NamedSource<Arc<str>>,
+}
+
+impl RuleError {
+    /// An error of `kind` at `span` of `file`.
+    pub fn new(kind: RuleErrorKind, file: &SourceFile, span: Range<usize>) -> Self {
+        Self {
+            kind,
+            file_name: file.name().to_string(),
+            span,
+            help: None,
+            source_code: NamedSource::new(file.name(), Arc::<str>::from(file.text()))
+                .with_language("yaml"),
+        }
+    }
+
+    /// Adds a hint.
+    pub fn with_help(mut self, help: impl Into<String>) -> Self {
+        self.help = Some(help.into());
+        self
+    }
+}
+
+impl Diagnostic for RuleError {
+    fn code<'a>(&'a self) -> Option<Box<dyn std::fmt::Display + 'a>> {
+        Some(Box::new(self.kind.code()))
+    }
+
+    fn help<'a>(&'a self) -> Option<Box<dyn std::fmt::Display + 'a>> {
+        self.help
+            .as_ref()
+            .map(|h| Box::new(h) as Box<dyn std::fmt::Display>)
+    }
+
+    fn source_code(&self) -> Option<&dyn miette::SourceCode> {
+        Some(&self.source_code)
+    }
+
+    fn labels(&self) -> Option<Box<dyn Iterator<Item = LabeledSpan> + '_>> {
+        Some(Box::new(std::iter::once(LabeledSpan::new_with_span(
+            Some(self.kind.label().to_string()),
+            span(self.span.clone()),
+        ))))
+    }
+}
+
+/// The closest of `candidates` to `word`, if any is close enough to be a likely typo.
+pub fn did_you_mean<'a>(word: &str, candidates: &[&'a str]) -> Option<&'a str> {
+    candidates
+        .iter()
+        .map(|c| (strsim::jaro_winkler(word, c), *c))
+        .filter(|(score, _)| *score > 0.8)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, c)| c)
+}

@@ -1,0 +1,319 @@
+//! The rule model: plain data that both rule syntaxes load into.
+//!
+//! Values that diagnostics point at carry the byte span they came from, but spans never take
+//! part in equality, so a rule loaded from YAML equals the same rule loaded from the DSL.
+
+use std::fmt;
+use std::ops::Range;
+use std::str::FromStr;
+
+use pep440_rs::VersionSpecifiers;
+
+use crate::source::SourceFile;
+
+/// A value and the byte span of the rule file it was read from.
+#[derive(Debug, Clone)]
+pub struct Spanned<T> {
+    /// The value itself.
+    pub value: T,
+    /// Where it stands in the rule file.
+    pub span: Range<usize>,
+}
+
+impl<T> Spanned<T> {
+    /// Pairs a value with its span.
+    pub fn new(value: T, span: Range<usize>) -> Self {
+        Self { value, span }
+    }
+}
+
+impl<T: PartialEq> PartialEq for Spanned<T> {
+    fn eq(&self, other: &Self) -> bool {
+        self.value == other.value
+    }
+}
+
+/// Text written in a rule (a pattern or template) and how its offsets map into the rule file.
+#[derive(Debug, Clone)]
+pub struct Snippet {
+    /// The decoded text, as the engine sees it.
+    pub text: String,
+    /// The span of the whole value in the rule file.
+    pub span: Range<usize>,
+    /// For each line of `text`: its start offset in `text` and in the rule file, where the
+    /// line could be found verbatim in the file.
+    lines: Vec<(usize, Option<usize>)>,
+}
+
+impl Snippet {
+    /// Builds a snippet whose decoded `text` was read from `raw`, the file text at `span`.
+    pub fn new(text: String, raw: &str, span: Range<usize>) -> Self {
+        let mut lines = Vec::new();
+        let mut cursor = 0;
+        let mut offset = 0;
+        for line in text.split('\n') {
+            let found = raw.get(cursor..).and_then(|rest| rest.find(line));
+            match found {
+                Some(at) => {
+                    lines.push((offset, Some(span.start + cursor + at)));
+                    cursor += at + line.len();
+                }
+                None => lines.push((offset, None)),
+            }
+            offset += line.len() + 1;
+        }
+        Self { text, span, lines }
+    }
+
+    /// Maps a byte range of `text` to a range of the rule file, falling back to the whole value.
+    pub fn file_range(&self, range: Range<usize>) -> Range<usize> {
+        let map = |offset: usize| {
+            let line = self.lines.partition_point(|(start, _)| *start <= offset) - 1;
+            let (start, file_start) = self.lines[line];
+            file_start.map(|f| f + offset - start)
+        };
+        match (map(range.start), map(range.end.max(range.start))) {
+            (Some(start), Some(end)) if end >= start => start..end,
+            (Some(start), _) => start..start + 1,
+            _ => self.span.clone(),
+        }
+    }
+}
+
+impl PartialEq for Snippet {
+    fn eq(&self, other: &Self) -> bool {
+        self.text == other.text
+    }
+}
+
+/// Where a rule came from, for diagnostics; never part of equality.
+#[derive(Debug, Clone)]
+pub struct Origin {
+    /// The rule file.
+    pub file: SourceFile,
+    /// The span of the rule within it.
+    pub span: Range<usize>,
+}
+
+impl PartialEq for Origin {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+/// When in the patcher's life a rule runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub enum Phase {
+    /// At import, before anything is compiled.
+    Init,
+    /// On source about to be handed to the compiler (the default).
+    #[default]
+    PreCompile,
+    /// On the compiler's output.
+    PostCompile,
+}
+
+impl Phase {
+    /// All phases, in the order they run.
+    pub const ALL: [Phase; 3] = [Phase::Init, Phase::PreCompile, Phase::PostCompile];
+
+    /// The name used in rule files and on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Phase::Init => "init",
+            Phase::PreCompile => "pre_compile",
+            Phase::PostCompile => "post_compile",
+        }
+    }
+}
+
+impl fmt::Display for Phase {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Phase {
+    type Err = ();
+
+    fn from_str(s: &str) -> Result<Self, ()> {
+        Phase::ALL.into_iter().find(|p| p.name() == s).ok_or(())
+    }
+}
+
+/// A package and the PEP 440 versions of it a rule applies to.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Requirement {
+    /// The package name, normalised (lower case, runs of `-_.` as `-`).
+    pub package: Spanned<String>,
+    /// The specifiers, e.g. `>=4.52,<5`.
+    pub specifiers: Spanned<VersionSpecifiers>,
+}
+
+/// Normalises a distribution name as PEP 503 does, so `Transformers` and `transformers` agree.
+pub fn normalize_package(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    let mut in_separator = false;
+    for c in name.trim().chars() {
+        if matches!(c, '-' | '_' | '.') {
+            if !in_separator {
+                out.push('-');
+            }
+            in_separator = true;
+        } else {
+            out.extend(c.to_lowercase());
+            in_separator = false;
+        }
+    }
+    out
+}
+
+/// How a scope names the class or function it selects.
+#[derive(Debug, Clone)]
+pub enum NameFilter {
+    /// The exact name.
+    Exact(Spanned<String>),
+    /// A regular expression the whole name must match.
+    Regex(Spanned<regex::Regex>),
+}
+
+impl NameFilter {
+    /// Whether `name` is selected.
+    pub fn matches(&self, name: &str) -> bool {
+        match self {
+            NameFilter::Exact(exact) => exact.value == name,
+            NameFilter::Regex(re) => re.value.is_match(name),
+        }
+    }
+
+    /// The span of the filter in the rule file.
+    pub fn span(&self) -> Range<usize> {
+        match self {
+            NameFilter::Exact(s) => s.span.clone(),
+            NameFilter::Regex(s) => s.span.clone(),
+        }
+    }
+}
+
+impl fmt::Display for NameFilter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            NameFilter::Exact(name) => write!(f, "`{}`", name.value),
+            NameFilter::Regex(re) => write!(f, "a name matching /{}/", original_regex(&re.value)),
+        }
+    }
+}
+
+/// The user's regex without the anchors the loader wraps around it.
+pub fn original_regex(re: &regex::Regex) -> &str {
+    let s = re.as_str();
+    s.strip_prefix("^(?:")
+        .and_then(|s| s.strip_suffix(")$"))
+        .unwrap_or(s)
+}
+
+impl PartialEq for NameFilter {
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (NameFilter::Exact(a), NameFilter::Exact(b)) => a == b,
+            (NameFilter::Regex(a), NameFilter::Regex(b)) => a.value.as_str() == b.value.as_str(),
+            _ => false,
+        }
+    }
+}
+
+/// Where in a file a rule looks; every part is optional.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Inside {
+    /// An enclosing class.
+    pub class: Option<NameFilter>,
+    /// An enclosing function or method (within `class` when both are given).
+    pub function: Option<NameFilter>,
+    /// An enclosing `for` loop, by a header pattern whose metavariables `match` may use.
+    pub loop_header: Option<Snippet>,
+}
+
+/// What a rule does to each match.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Action {
+    /// Turn keyword arguments of the matched call into positionals, in the order of the
+    /// callee's signature (`Class.method` or `function`, found in the same file).
+    KwargsToPositional {
+        /// The callee, e.g. `WhisperDecoderLayer.forward`.
+        signature: Spanned<String>,
+    },
+    /// Delete these keyword arguments from the matched call.
+    RemoveKwargs(Vec<Spanned<String>>),
+    /// Set these keyword arguments of the matched call (replacing or appending), name → expression.
+    SetKwargs(Vec<(Spanned<String>, Snippet)>),
+    /// Replace the whole match by a template, with metavariables substituted.
+    Replace(Snippet),
+}
+
+impl Action {
+    /// The action's name as written in rule files.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Action::KwargsToPositional { .. } => "kwargs_to_positional",
+            Action::RemoveKwargs(_) => "remove_kwargs",
+            Action::SetKwargs(_) => "set_kwargs",
+            Action::Replace(_) => "replace",
+        }
+    }
+
+    /// Whether the action edits a call found in the pattern.
+    pub fn needs_call(&self) -> bool {
+        !matches!(self, Action::Replace(_))
+    }
+}
+
+/// How many matches a rule expects in each file it selects.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Expect {
+    /// At least this many.
+    pub min: u64,
+    /// At most this many, if bounded.
+    pub max: Option<u64>,
+}
+
+impl Expect {
+    /// Whether `count` satisfies the expectation.
+    pub fn admits(&self, count: u64) -> bool {
+        count >= self.min && self.max.is_none_or(|max| count <= max)
+    }
+}
+
+impl fmt::Display for Expect {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.max {
+            Some(max) if max == self.min => write!(f, "exactly {max}"),
+            Some(max) => write!(f, "{} to {max}", self.min),
+            None => write!(f, "at least {}", self.min),
+        }
+    }
+}
+
+/// One declarative patch.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Rule {
+    /// Unique name of the rule.
+    pub id: Spanned<String>,
+    /// What the rule is for, in a sentence.
+    pub description: Option<String>,
+    /// Version gates; the rule is active only when all hold.
+    pub requires: Vec<Requirement>,
+    /// When the rule runs.
+    pub phase: Phase,
+    /// Globs selecting the files the rule applies to; empty means every file.
+    pub files: Vec<Spanned<String>>,
+    /// Enclosing scopes a match must lie in.
+    pub inside: Inside,
+    /// The Python pattern to find.
+    pub pattern: Snippet,
+    /// What to do with each match.
+    pub action: Action,
+    /// How many matches each selected file must have.
+    pub expect: Option<Expect>,
+    /// Where the rule was read from.
+    pub origin: Origin,
+}

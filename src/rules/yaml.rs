@@ -1,0 +1,226 @@
+//! Reads YAML rule files into values (serde_yaml) and a span index (saphyr-parser).
+
+use std::ops::Range;
+
+use saphyr_parser::{Event, Parser, SpannedEventReceiver};
+use serde::Deserialize;
+
+use super::spans::{Path, Seg, SpanIndex};
+
+/// One YAML document: its value and where each of its parts stands.
+#[derive(Debug)]
+pub struct Document {
+    /// The loaded value.
+    pub value: serde_yaml::Value,
+    /// Spans of its keys and values.
+    pub spans: SpanIndex,
+}
+
+/// A YAML syntax error: a message and the byte offset it points at.
+#[derive(Debug)]
+pub struct YamlSyntaxError {
+    /// What serde_yaml said, without its location suffix.
+    pub message: String,
+    /// Byte offset of the error.
+    pub offset: usize,
+}
+
+/// Reads every document of `text`; documents that are empty are skipped.
+pub fn read_documents(text: &str) -> Result<Vec<Document>, YamlSyntaxError> {
+    let mut values = Vec::new();
+    for document in serde_yaml::Deserializer::from_str(text) {
+        let value = serde_yaml::Value::deserialize(document).map_err(|e| {
+            let offset = e.location().map_or(0, |l| l.index().min(text.len()));
+            let message = e.to_string();
+            let message = match message.rfind(" at line ") {
+                Some(at) => message[..at].to_string(),
+                None => message,
+            };
+            YamlSyntaxError { message, offset }
+        })?;
+        values.push(value);
+    }
+    let mut indexes = span_indexes(text);
+    if indexes.len() != values.len() {
+        // The two readers split documents differently (only in odd corner cases); spans then
+        // fall back to the whole file rather than pointing somewhere wrong.
+        indexes = vec![SpanIndex::new(0..text.len()); values.len()];
+    }
+    Ok(values
+        .into_iter()
+        .zip(indexes)
+        .filter(|(value, _)| !value.is_null())
+        .map(|(value, spans)| Document { value, spans })
+        .collect())
+}
+
+fn span_indexes(text: &str) -> Vec<SpanIndex> {
+    let mut builder = IndexBuilder {
+        offsets: CharOffsets::new(text),
+        documents: Vec::new(),
+        stack: Vec::new(),
+        current: None,
+    };
+    let mut parser = Parser::new_from_str(text);
+    if parser.load(&mut builder, true).is_err() {
+        return Vec::new();
+    }
+    builder.documents
+}
+
+/// Maps saphyr's character indexes to byte offsets.
+struct CharOffsets {
+    bytes: Option<Vec<usize>>,
+    len: usize,
+}
+
+impl CharOffsets {
+    fn new(text: &str) -> Self {
+        let bytes = (!text.is_ascii()).then(|| text.char_indices().map(|(b, _)| b).collect());
+        Self {
+            bytes,
+            len: text.len(),
+        }
+    }
+
+    fn byte(&self, char_index: usize) -> usize {
+        match &self.bytes {
+            None => char_index.min(self.len),
+            Some(bytes) => bytes.get(char_index).copied().unwrap_or(self.len),
+        }
+    }
+}
+
+enum Frame {
+    Map {
+        path: Path,
+        start: usize,
+        pending_key: Option<String>,
+    },
+    Seq {
+        path: Path,
+        start: usize,
+        next: usize,
+    },
+}
+
+struct IndexBuilder {
+    offsets: CharOffsets,
+    documents: Vec<SpanIndex>,
+    stack: Vec<Frame>,
+    current: Option<SpanIndex>,
+}
+
+impl IndexBuilder {
+    /// The path of the node that starts now, or `None` when it is a mapping key.
+    fn node_path(&mut self, key: Option<&str>, span: Range<usize>) -> Option<Path> {
+        match self.stack.last_mut() {
+            None => Some(Vec::new()),
+            Some(Frame::Seq { path, next, .. }) => {
+                let mut p = path.clone();
+                p.push(Seg::Index(*next));
+                *next += 1;
+                Some(p)
+            }
+            Some(Frame::Map {
+                path, pending_key, ..
+            }) => match pending_key.take() {
+                Some(k) => {
+                    let mut p = path.clone();
+                    p.push(Seg::Key(k));
+                    Some(p)
+                }
+                None => {
+                    let k = key.unwrap_or("?").to_string();
+                    let mut p = path.clone();
+                    p.push(Seg::Key(k.clone()));
+                    if let Some(index) = &mut self.current {
+                        index.set_key(p, span);
+                    }
+                    *pending_key = Some(k);
+                    None
+                }
+            },
+        }
+    }
+}
+
+impl<'input> SpannedEventReceiver<'input> for IndexBuilder {
+    fn on_event(&mut self, event: Event<'input>, span: saphyr_parser::Span) {
+        let range = self.offsets.byte(span.start.index())..self.offsets.byte(span.end.index());
+        match event {
+            Event::DocumentStart(_) => {
+                self.current = Some(SpanIndex::new(range.start..self.offsets.len));
+                self.stack.clear();
+            }
+            Event::DocumentEnd => {
+                if let Some(index) = self.current.take() {
+                    self.documents.push(index);
+                }
+            }
+            Event::Scalar(value, ..) => {
+                if let Some(path) = self.node_path(Some(&value), range.clone())
+                    && let Some(index) = &mut self.current
+                {
+                    index.set_value(path, range);
+                }
+            }
+            Event::Alias(_) => {
+                if let Some(path) = self.node_path(None, range.clone())
+                    && let Some(index) = &mut self.current
+                {
+                    index.set_value(path, range);
+                }
+            }
+            Event::MappingStart(..) | Event::SequenceStart(..) => {
+                let path = self.node_path(None, range.clone()).unwrap_or_default();
+                let start = range.start;
+                self.stack
+                    .push(if matches!(event, Event::MappingStart(..)) {
+                        Frame::Map {
+                            path,
+                            start,
+                            pending_key: None,
+                        }
+                    } else {
+                        Frame::Seq {
+                            path,
+                            start,
+                            next: 0,
+                        }
+                    });
+            }
+            Event::MappingEnd | Event::SequenceEnd => {
+                if let Some(Frame::Map { path, start, .. } | Frame::Seq { path, start, .. }) =
+                    self.stack.pop()
+                    && let Some(index) = &mut self.current
+                {
+                    index.set_value(path, start..range.end.max(start));
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spans_point_at_keys_and_values() {
+        let text = "id: a\nrequires:\n  transformers: \">=4.52\"\n---\nid: b\n";
+        let docs = read_documents(text).unwrap();
+        assert_eq!(docs.len(), 2);
+        let path = vec![Seg::Key("requires".into()), Seg::Key("transformers".into())];
+        assert_eq!(&text[docs[0].spans.value(&path)], "\">=4.52\"");
+        assert_eq!(&text[docs[0].spans.key(&path)], "transformers");
+        assert_eq!(&text[docs[1].spans.value(&[Seg::Key("id".into())])], "b");
+    }
+
+    #[test]
+    fn syntax_errors_carry_an_offset() {
+        let err = read_documents("id: [unclosed\n").unwrap_err();
+        assert!(err.offset > 0, "{err:?}");
+    }
+}

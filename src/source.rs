@@ -1,0 +1,110 @@
+//! Named texts (rule files, patterns, targets) and byte-offset ↔ line/column conversion.
+
+use std::ops::Range;
+use std::sync::Arc;
+
+use miette::{NamedSource, SourceSpan};
+
+/// A text with the name it is reported under; cheap to clone and share between diagnostics.
+#[derive(Debug, Clone)]
+pub struct SourceFile {
+    name: Arc<str>,
+    text: Arc<str>,
+}
+
+impl SourceFile {
+    /// Wraps `text` under the display name `name`.
+    pub fn new(name: impl Into<String>, text: impl Into<String>) -> Self {
+        let name: String = name.into();
+        let text: String = text.into();
+        Self {
+            name: name.into(),
+            text: text.into(),
+        }
+    }
+
+    /// The name shown in diagnostics (usually the path).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The whole text.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// The text as a miette source, for a diagnostic's `#[source_code]`.
+    pub fn named_source(&self) -> NamedSource<Arc<str>> {
+        NamedSource::new(&self.name, self.text.clone()).with_language("python")
+    }
+}
+
+/// Converts a byte range into miette's span type.
+pub fn span(range: Range<usize>) -> SourceSpan {
+    SourceSpan::new(range.start.into(), range.end.saturating_sub(range.start))
+}
+
+/// One-based line and column of a byte offset.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct LineCol {
+    /// Line, counting from 1.
+    pub line: usize,
+    /// Column in characters, counting from 1.
+    pub column: usize,
+}
+
+/// Precomputed line starts of a text, for fast offset → line/column lookups.
+#[derive(Debug, Clone)]
+pub struct LineIndex {
+    starts: Vec<usize>,
+}
+
+impl LineIndex {
+    /// Indexes the line starts of `text`.
+    pub fn new(text: &str) -> Self {
+        let mut starts = vec![0];
+        starts.extend(memchr_newlines(text.as_bytes()).map(|i| i + 1));
+        Self { starts }
+    }
+
+    /// Line and column of `offset` within `text` (the text this index was built from).
+    pub fn line_col(&self, text: &str, offset: usize) -> LineCol {
+        let line = match self.starts.binary_search(&offset) {
+            Ok(i) => i,
+            Err(i) => i - 1,
+        };
+        let start = self.starts[line];
+        let end = offset.min(text.len());
+        let column = text
+            .get(start..end)
+            .map_or(end - start, |s| s.chars().count())
+            + 1;
+        LineCol {
+            line: line + 1,
+            column,
+        }
+    }
+}
+
+fn memchr_newlines(bytes: &[u8]) -> impl Iterator<Item = usize> + '_ {
+    bytes
+        .iter()
+        .enumerate()
+        .filter(|(_, b)| **b == b'\n')
+        .map(|(i, _)| i)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn line_col_counts_from_one_and_in_characters() {
+        let text = "ab\nµx\n";
+        let index = LineIndex::new(text);
+        assert_eq!(index.line_col(text, 0), LineCol { line: 1, column: 1 });
+        assert_eq!(index.line_col(text, 3), LineCol { line: 2, column: 1 });
+        // 'x' follows the two-byte 'µ'.
+        assert_eq!(index.line_col(text, 5), LineCol { line: 2, column: 2 });
+    }
+}

@@ -1,0 +1,95 @@
+//! Finding, reading and writing target files.
+
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use crate::error::Error;
+use crate::source::span;
+
+/// A Python file to patch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TargetFile {
+    /// Where it is on disk.
+    pub path: PathBuf,
+    /// The path shown in reports and matched by `files` globs, `/`-separated.
+    pub display: String,
+}
+
+/// Expands files and folders (walked for `*.py`, honouring `.gitignore`) into target files,
+/// each folder's files in path order.
+pub fn collect(paths: &[PathBuf]) -> Result<Vec<TargetFile>, Error> {
+    let mut out = Vec::new();
+    for path in paths {
+        let metadata = fs::metadata(path).map_err(|e| Error::io(path, e))?;
+        if !metadata.is_dir() {
+            out.push(target(path.clone()));
+            continue;
+        }
+        let mut found = Vec::new();
+        for entry in ignore::WalkBuilder::new(path).follow_links(false).build() {
+            let entry =
+                entry.map_err(|e| Error::Usage(format!("cannot walk {}: {e}", path.display())))?;
+            let is_py = entry.path().extension().is_some_and(|e| e == "py");
+            if is_py && entry.file_type().is_some_and(|t| t.is_file()) {
+                found.push(target(entry.into_path()));
+            }
+        }
+        found.sort_by(|a, b| a.path.cmp(&b.path));
+        out.extend(found);
+    }
+    Ok(out)
+}
+
+fn target(path: PathBuf) -> TargetFile {
+    let display = glob_path(&path);
+    TargetFile { path, display }
+}
+
+/// A path as globs see it: `/`-separated, without a leading `./`.
+pub fn glob_path(path: &Path) -> String {
+    let s = path.to_string_lossy().replace('\\', "/");
+    s.strip_prefix("./").map(str::to_string).unwrap_or(s)
+}
+
+/// Decodes a target's bytes, refusing non-UTF-8 with the offset of the first bad byte.
+pub fn decode(display: &str, bytes: Vec<u8>) -> Result<String, Error> {
+    String::from_utf8(bytes).map_err(|e| {
+        let offset = e.utf8_error().valid_up_to();
+        let lossy = String::from_utf8_lossy(e.as_bytes()).into_owned();
+        Error::NotUtf8 {
+            path: display.to_string(),
+            offset,
+            src: miette::NamedSource::new(display, lossy),
+            at: span(offset..offset + 1),
+        }
+    })
+}
+
+/// Reads a target file as UTF-8.
+pub fn read(file: &TargetFile) -> Result<String, Error> {
+    let bytes = fs::read(&file.path).map_err(|e| Error::io(&file.path, e))?;
+    decode(&file.display, bytes)
+}
+
+/// Replaces `path`'s contents atomically: a temporary file in the same folder, given the
+/// original's permissions, then renamed over it. Readers see the old file or the new one.
+pub fn write_atomic(path: &Path, contents: &str) -> Result<(), Error> {
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let permissions = fs::metadata(path)
+        .map_err(|e| Error::io(path, e))?
+        .permissions();
+    let mut temp = tempfile::Builder::new()
+        .prefix(".repatch-")
+        .tempfile_in(dir)
+        .map_err(|e| Error::io(path, e))?;
+    temp.write_all(contents.as_bytes())
+        .and_then(|()| temp.as_file().sync_all())
+        .map_err(|e| Error::io(path, e))?;
+    fs::set_permissions(temp.path(), permissions).map_err(|e| Error::io(path, e))?;
+    temp.persist(path).map_err(|e| Error::io(path, e.error))?;
+    Ok(())
+}

@@ -1,0 +1,183 @@
+//! The versions of target packages that gate rules: from `--with PKG=VER` or a site-packages folder.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::Path;
+use std::str::FromStr;
+
+use pep440_rs::Version;
+
+use crate::rules::model::{Requirement, Rule, normalize_package};
+
+/// Known package versions, by normalised name.
+#[derive(Debug, Clone, Default)]
+pub struct VersionEnv {
+    versions: BTreeMap<String, Version>,
+}
+
+/// Why a `--with` value or a site-packages folder could not be read.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum VersionError {
+    /// Not of the form `PKG=VER`.
+    #[error("`{0}` is not PKG=VERSION (e.g. transformers=4.57.6)")]
+    NotAPair(String),
+    /// The version part is not a PEP 440 version.
+    #[error("`{version}` is not a PEP 440 version for `{package}`: {reason}")]
+    BadVersion {
+        /// The package.
+        package: String,
+        /// The version as written.
+        version: String,
+        /// pep440_rs's reason.
+        reason: String,
+    },
+    /// The folder could not be listed.
+    #[error("cannot read site-packages folder {path}: {reason}")]
+    SitePackages {
+        /// The folder.
+        path: String,
+        /// The I/O error.
+        reason: String,
+    },
+}
+
+/// Whether a rule's version gate lets it run.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Gate<'r> {
+    /// Every requirement holds (or there are none).
+    Open,
+    /// A requirement does not hold for the known version.
+    Closed {
+        /// The requirement that failed.
+        requirement: &'r Requirement,
+        /// The version it was checked against.
+        version: Version,
+    },
+    /// A required package's version is not known.
+    Unknown {
+        /// The requirement whose package is unknown.
+        requirement: &'r Requirement,
+    },
+}
+
+impl VersionEnv {
+    /// Sets a package's version.
+    pub fn insert(&mut self, package: &str, version: Version) {
+        self.versions.insert(normalize_package(package), version);
+    }
+
+    /// Parses and records a `PKG=VER` (or `PKG==VER`) argument.
+    pub fn insert_pair(&mut self, pair: &str) -> Result<(), VersionError> {
+        let (package, version) = pair
+            .split_once("==")
+            .or_else(|| pair.split_once('='))
+            .ok_or_else(|| VersionError::NotAPair(pair.to_string()))?;
+        let (package, version) = (package.trim(), version.trim());
+        if package.is_empty() || version.is_empty() {
+            return Err(VersionError::NotAPair(pair.to_string()));
+        }
+        let parsed = Version::from_str(version).map_err(|e| VersionError::BadVersion {
+            package: package.to_string(),
+            version: version.to_string(),
+            reason: e.to_string(),
+        })?;
+        self.insert(package, parsed);
+        Ok(())
+    }
+
+    /// Reads every `*.dist-info/METADATA` (and `*.egg-info/PKG-INFO`) in a site-packages folder.
+    /// Entries set explicitly before are kept: `--with` wins over what is installed.
+    pub fn read_site_packages(&mut self, dir: &Path) -> Result<(), VersionError> {
+        let entries = fs::read_dir(dir).map_err(|e| VersionError::SitePackages {
+            path: dir.display().to_string(),
+            reason: e.to_string(),
+        })?;
+        for entry in entries.flatten() {
+            let path = entry.path();
+            let file = match path.extension().and_then(|e| e.to_str()) {
+                Some("dist-info") => path.join("METADATA"),
+                Some("egg-info") => path.join("PKG-INFO"),
+                _ => continue,
+            };
+            let Ok(text) = fs::read_to_string(&file) else {
+                continue;
+            };
+            let header = |key: &str| {
+                text.lines()
+                    .take_while(|l| !l.is_empty())
+                    .find_map(|l| l.strip_prefix(key).map(str::trim))
+            };
+            if let (Some(name), Some(version)) = (header("Name:"), header("Version:"))
+                && let Ok(version) = Version::from_str(version)
+            {
+                self.versions
+                    .entry(normalize_package(name))
+                    .or_insert(version);
+            }
+        }
+        Ok(())
+    }
+
+    /// The known version of `package`.
+    pub fn get(&self, package: &str) -> Option<&Version> {
+        self.versions.get(&normalize_package(package))
+    }
+
+    /// Known packages and versions, sorted by name.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &Version)> {
+        self.versions.iter().map(|(k, v)| (k.as_str(), v))
+    }
+
+    /// Whether `rule`'s requirements hold.
+    pub fn gate<'r>(&self, rule: &'r Rule) -> Gate<'r> {
+        for requirement in &rule.requires {
+            let Some(version) = self.get(&requirement.package.value) else {
+                return Gate::Unknown { requirement };
+            };
+            if !requirement.specifiers.value.contains(version) {
+                return Gate::Closed {
+                    requirement,
+                    version: version.clone(),
+                };
+            }
+        }
+        Gate::Open
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pairs_parse_with_one_or_two_equals() {
+        let mut env = VersionEnv::default();
+        env.insert_pair("Transformers=4.57.6").unwrap();
+        env.insert_pair("torch==2.5.0").unwrap();
+        assert_eq!(env.get("transformers").unwrap().to_string(), "4.57.6");
+        assert_eq!(env.get("torch").unwrap().to_string(), "2.5.0");
+        assert!(matches!(
+            env.insert_pair("transformers"),
+            Err(VersionError::NotAPair(_))
+        ));
+        assert!(matches!(
+            env.insert_pair("transformers=banana"),
+            Err(VersionError::BadVersion { .. })
+        ));
+    }
+
+    #[test]
+    fn site_packages_metadata_is_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let info = dir.path().join("transformers-4.52.4.dist-info");
+        fs::create_dir(&info).unwrap();
+        fs::write(
+            info.join("METADATA"),
+            "Metadata-Version: 2.1\nName: transformers\nVersion: 4.52.4\n\nbody\n",
+        )
+        .unwrap();
+        let mut env = VersionEnv::default();
+        env.read_site_packages(dir.path()).unwrap();
+        assert_eq!(env.get("transformers").unwrap().to_string(), "4.52.4");
+    }
+}
