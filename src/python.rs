@@ -78,6 +78,8 @@ pub fn count_syntax_errors(root: Node<'_>) -> usize {
 pub fn describe_syntax_error(node: Node<'_>, text: &str) -> String {
     if node.is_missing() {
         format!("expected `{}` here", node.kind())
+    } else if text[node.end_byte()..].trim().is_empty() && node.end_byte() > node.start_byte() {
+        "unexpected end of input: a bracket, quote or block is left open".to_string()
     } else {
         let snippet = &text[node.byte_range()];
         let first = snippet.lines().next().unwrap_or("").trim();

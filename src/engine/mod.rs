@@ -62,6 +62,15 @@ pub struct EditReport {
     pub replacement: String,
 }
 
+fn pairs_as_map<S: serde::Serializer>(pairs: &[(String, String)], s: S) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeMap;
+    let mut map = s.serialize_map(Some(pairs.len()))?;
+    for (k, v) in pairs {
+        map.serialize_entry(k, v)?;
+    }
+    map.end()
+}
+
 /// One match of a rule.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct MatchReport {
@@ -71,7 +80,8 @@ pub struct MatchReport {
     pub start: LineCol,
     /// Where it ends.
     pub end: LineCol,
-    /// What each named metavariable bound.
+    /// What each named metavariable bound, in binding order (a JSON object).
+    #[serde(serialize_with = "pairs_as_map")]
     pub bindings: Vec<(String, String)>,
     /// The edits made at this match.
     pub edits: Vec<EditReport>,

@@ -39,7 +39,7 @@ pub struct Signature {
     pub name: String,
     /// The parameters in order.
     pub params: Vec<Param>,
-    /// Where the definition stands in the file.
+    /// Where the definition's header (`def name`) stands in the file.
     pub range: Range<usize>,
 }
 
@@ -212,10 +212,13 @@ fn read_signature(
     if is_method && !is_static && !params.is_empty() && params[0].kind != ParamKind::VarPositional {
         params.remove(0);
     }
+    let header_end = def
+        .child_by_field_name("name")
+        .map_or(def.end_byte(), |n| n.end_byte());
     Signature {
         name: name.to_string(),
         params,
-        range: outer.byte_range(),
+        range: def.start_byte()..header_end,
     }
 }
 

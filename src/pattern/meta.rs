@@ -30,6 +30,12 @@ pub fn decode_identifier(ident: &str) -> Option<Metavar> {
     }
 }
 
+/// Turns encoded identifiers in a message back into the metavariables they stand for.
+pub fn decode_text(text: &str) -> String {
+    text.replace(MULTI_PREFIX, "$$$")
+        .replace(SINGLE_PREFIX, "$")
+}
+
 /// A pattern with its metavariables rewritten into identifiers.
 #[derive(Debug, Clone)]
 pub struct Encoded {

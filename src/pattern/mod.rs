@@ -216,10 +216,8 @@ fn check_syntax(encoded: &Encoded, root: Node<'_>, limit: usize) -> Result<(), P
     } else {
         range
     };
-    Err(shape_error(
-        range,
-        &python::describe_syntax_error(error, &encoded.text),
-    ))
+    let reason = python::describe_syntax_error(error, &encoded.text);
+    Err(shape_error(range, &meta::decode_text(&reason)))
 }
 
 fn convert(

@@ -357,7 +357,7 @@ impl Cx<'_> {
                     };
                     let re = self.string(&rp, "regex", re)?;
                     let compiled = regex::Regex::new(&format!("^(?:{})$", re.value))
-                        .map_err(|e| self.invalid(&rp, "regex", first_line(&e.to_string())))?;
+                        .map_err(|e| self.invalid(&rp, "regex", regex_reason(&e)))?;
                     Ok(Some(NameFilter::Regex(Spanned::new(compiled, re.span))))
                 }
                 other => Err(self.wrong_type(&p, key, "a name or {regex: ...}", other)),
@@ -526,6 +526,15 @@ pub fn is_identifier(s: &str) -> bool {
     let mut chars = s.chars();
     chars.next().is_some_and(|c| c == '_' || c.is_alphabetic())
         && chars.all(|c| c == '_' || c.is_alphanumeric())
+}
+
+/// The useful line of a regex error ("unclosed group"), not its "regex parse error:" header.
+fn regex_reason(e: &regex::Error) -> String {
+    let text = e.to_string();
+    text.lines()
+        .rev()
+        .find_map(|l| l.trim().strip_prefix("error: "))
+        .map_or_else(|| first_line(&text), str::to_string)
 }
 
 fn first_line(s: &str) -> String {

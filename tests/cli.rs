@@ -1,0 +1,279 @@
+//! The `repatch` binary: modes, exit codes, atomic writes, stdin and JSON.
+
+use std::fs;
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+fn repatch(args: &[&str], dir: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_repatch"))
+        .args(args)
+        .current_dir(dir)
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("the binary runs")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// A scratch folder holding the shipped rules and the shipped example.
+fn workspace() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    fs::create_dir_all(dir.path().join("rules")).unwrap();
+    fs::create_dir_all(dir.path().join("src/whisper")).unwrap();
+    fs::copy(
+        root.join("rules/whisper-decoder-layer-positional.yaml"),
+        dir.path()
+            .join("rules/whisper-decoder-layer-positional.yaml"),
+    )
+    .unwrap();
+    fs::copy(
+        root.join("examples/whisper/modeling_whisper.py"),
+        dir.path().join("src/whisper/modeling_whisper.py"),
+    )
+    .unwrap();
+    dir
+}
+
+const TARGET: &str = "src/whisper/modeling_whisper.py";
+
+#[test]
+fn one_file_and_no_mode_prints_the_patched_source() {
+    let dir = workspace();
+    let out = repatch(
+        &["apply", "--with", "transformers=4.57.6", TARGET],
+        dir.path(),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("                causal_mask,\n                encoder_hidden_states,\n                None,\n"));
+    assert!(text(&out.stderr).contains("whisper-decoder-layer-positional applied (1 match)"));
+}
+
+#[test]
+fn check_exits_one_and_writes_nothing() {
+    let dir = workspace();
+    let before = fs::read(dir.path().join(TARGET)).unwrap();
+    let out = repatch(
+        &["apply", "--with", "transformers=4.57.6", "--check", "src"],
+        dir.path(),
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("would patch src/whisper/modeling_whisper.py"));
+    assert_eq!(fs::read(dir.path().join(TARGET)).unwrap(), before);
+}
+
+#[test]
+fn write_replaces_the_file_keeping_its_permissions_and_a_second_check_is_clean() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = workspace();
+    let path = dir.path().join(TARGET);
+    fs::set_permissions(&path, fs::Permissions::from_mode(0o640)).unwrap();
+    let out = repatch(
+        &["apply", "--with", "transformers=4.57.6", "--write", "src"],
+        dir.path(),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let written = fs::read_to_string(&path).unwrap();
+    assert!(!written.contains("attention_mask=causal_mask"));
+    assert_eq!(
+        fs::metadata(&path).unwrap().permissions().mode() & 0o777,
+        0o640
+    );
+    let leftovers: Vec<_> = fs::read_dir(path.parent().unwrap())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(
+        leftovers.len(),
+        1,
+        "no temporary file is left behind: {leftovers:?}"
+    );
+    let again = repatch(
+        &["apply", "--with", "transformers=4.57.6", "--check", "src"],
+        dir.path(),
+    );
+    assert_eq!(again.status.code(), Some(0), "{}", text(&again.stderr));
+}
+
+#[test]
+fn diff_prints_a_unified_diff() {
+    let dir = workspace();
+    let out = repatch(
+        &["apply", "--with", "transformers=4.57.6", "--diff", TARGET],
+        dir.path(),
+    );
+    assert_eq!(out.status.code(), Some(0));
+    let diff = text(&out.stdout);
+    assert!(diff.starts_with(
+        "--- a/src/whisper/modeling_whisper.py\n+++ b/src/whisper/modeling_whisper.py\n"
+    ));
+    assert!(diff.contains("-                attention_mask=causal_mask,\n"));
+    assert!(diff.contains("+                None,\n"));
+}
+
+#[test]
+fn drift_exits_three_and_write_writes_nothing() {
+    let dir = workspace();
+    let path = dir.path().join(TARGET);
+    let drifted = fs::read_to_string(&path)
+        .unwrap()
+        .replace("enumerate(self.layers)", "enumerate(self.blocks)");
+    fs::write(&path, &drifted).unwrap();
+    let out = repatch(
+        &["apply", "--with", "transformers=4.57.6", "--write", "src"],
+        dir.path(),
+    );
+    assert_eq!(out.status.code(), Some(3));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("drift: rule `whisper-decoder-layer-positional`"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("nothing was written"));
+    assert_eq!(fs::read_to_string(&path).unwrap(), drifted);
+}
+
+#[test]
+fn an_unknown_version_is_an_error_pointing_at_requires() {
+    let dir = workspace();
+    let out = repatch(&["apply", TARGET], dir.path());
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("requires `transformers`, whose version is not known"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("--with transformers=VERSION"));
+}
+
+#[test]
+fn site_packages_supplies_versions() {
+    let dir = workspace();
+    let info = dir.path().join("site/transformers-4.52.4.dist-info");
+    fs::create_dir_all(&info).unwrap();
+    fs::write(
+        info.join("METADATA"),
+        "Name: transformers\nVersion: 4.52.4\n",
+    )
+    .unwrap();
+    let out = repatch(
+        &["apply", "--site-packages", "site", "--check", TARGET],
+        dir.path(),
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+}
+
+#[test]
+fn stdin_uses_the_stdin_filename_for_globs() {
+    let dir = workspace();
+    let source = fs::read_to_string(dir.path().join(TARGET)).unwrap();
+    let run = |name: &str| {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_repatch"))
+            .args([
+                "apply",
+                "--with",
+                "transformers=4.57.6",
+                "--stdin-filename",
+                name,
+                "-",
+            ])
+            .current_dir(dir.path())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(source.as_bytes())
+            .unwrap();
+        child.wait_with_output().unwrap()
+    };
+    let patched = run("models/whisper/modeling_whisper.py");
+    assert_eq!(patched.status.code(), Some(0));
+    assert_ne!(text(&patched.stdout), source);
+    let elsewhere = run("models/bart/modeling_bart.py");
+    assert_eq!(
+        text(&elsewhere.stdout),
+        source,
+        "the glob does not select this name"
+    );
+}
+
+#[test]
+fn json_lists_matches_with_spans_and_edits() {
+    let dir = workspace();
+    let out = repatch(
+        &[
+            "apply",
+            "--with",
+            "transformers=4.57.6",
+            "--format",
+            "json",
+            "src",
+        ],
+        dir.path(),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let file = &json[0];
+    assert_eq!(file["path"], "src/whisper/modeling_whisper.py");
+    assert_eq!(file["changed"], true);
+    let rule = &file["rules"][0];
+    assert_eq!(rule["rule"], "whisper-decoder-layer-positional");
+    assert_eq!(rule["status"], "applied");
+    assert_eq!(rule["phase"], "pre_compile");
+    let m = &rule["matches"][0];
+    assert_eq!(m["start"]["line"], 62);
+    assert_eq!(m["bindings"]["LAYER"], "decoder_layer");
+    assert_eq!(m["bindings"]["OUT"], "layer_outputs");
+    let edit = &m["edits"][0];
+    assert!(edit["replacement"].as_str().unwrap().contains("None,"));
+    assert!(edit["range"]["start"].as_u64().unwrap() < edit["range"]["end"].as_u64().unwrap());
+}
+
+#[test]
+fn missing_paths_and_bad_input_exit_two() {
+    let dir = workspace();
+    let out = repatch(
+        &["apply", "--with", "transformers=4.57.6", "nope.py"],
+        dir.path(),
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("nope.py"));
+    let out = repatch(&["apply", "--with", "transformers", TARGET], dir.path());
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("is not PKG=VERSION"));
+    fs::write(
+        dir.path().join("src/whisper/modeling_whisper.py"),
+        b"x = '\xff'\n",
+    )
+    .unwrap();
+    let out = repatch(
+        &["apply", "--with", "transformers=4.57.6", "--check", "src"],
+        dir.path(),
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("not valid UTF-8"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+#[test]
+fn explain_prints_the_compiled_query() {
+    let dir = workspace();
+    let out = repatch(
+        &["explain", "rules/whisper-decoder-layer-positional.yaml"],
+        dir.path(),
+    );
+    assert_eq!(out.status.code(), Some(0));
+    insta::assert_snapshot!(text(&out.stdout));
+}

@@ -1,0 +1,224 @@
+//! Rendered diagnostics for rule-authoring errors and for every kind of patching failure.
+
+mod common;
+
+use common::{patch, render, rule_error, rules, versions};
+
+const BASE: &str = r#"id: demo
+requires:
+  transformers: ">=4.52"
+files: ["**/modeling_demo.py"]
+match: "$OUT = self.layer($$$ARGS)"
+action:
+  remove_kwargs: [output_attentions]
+expect: 1
+"#;
+
+/// `BASE` with one line replaced.
+fn with(from: &str, to: &str) -> String {
+    assert!(BASE.contains(from), "{from}");
+    BASE.replace(from, to)
+}
+
+#[test]
+fn base_rule_loads() {
+    rules(BASE);
+}
+
+#[test]
+fn unknown_key_suggests_the_closest() {
+    insta::assert_snapshot!(rule_error(&with("requires:", "requries:")));
+}
+
+#[test]
+fn wrong_type() {
+    insta::assert_snapshot!(rule_error(&with("expect: 1", "expect: one")));
+}
+
+#[test]
+fn missing_match() {
+    insta::assert_snapshot!(rule_error(&with(
+        "match: \"$OUT = self.layer($$$ARGS)\"\n",
+        ""
+    )));
+}
+
+#[test]
+fn bad_specifier() {
+    insta::assert_snapshot!(rule_error(&with("\">=4.52\"", "\">=4.52,<<5\"")));
+}
+
+#[test]
+fn unquoted_version_number() {
+    insta::assert_snapshot!(rule_error(&with("\">=4.52\"", "4.52")));
+}
+
+#[test]
+fn misspelt_phase() {
+    insta::assert_snapshot!(rule_error(&with(
+        "expect: 1",
+        "expect: 1\nphase: precompile"
+    )));
+}
+
+#[test]
+fn pattern_that_is_not_python() {
+    insta::assert_snapshot!(rule_error(&with("($$$ARGS)\"", "($$$ARGS\"")));
+}
+
+#[test]
+fn lower_case_metavariable() {
+    insta::assert_snapshot!(rule_error(&with("$OUT =", "$out =")));
+}
+
+#[test]
+fn misspelt_action() {
+    insta::assert_snapshot!(rule_error(&with("remove_kwargs:", "remove_kwarg:")));
+}
+
+#[test]
+fn call_action_on_a_pattern_without_a_call() {
+    insta::assert_snapshot!(rule_error(&with("self.layer($$$ARGS)", "$X")));
+}
+
+#[test]
+fn unbound_metavariable_in_a_template() {
+    insta::assert_snapshot!(rule_error(&with(
+        "  remove_kwargs: [output_attentions]",
+        "  replace: \"$OUT = checkpoint(self.layer, $$$ARG)\""
+    )));
+}
+
+#[test]
+fn yaml_syntax_error() {
+    insta::assert_snapshot!(rule_error(&with(
+        "files: [\"**/modeling_demo.py\"]",
+        "files: [\"**/modeling_demo.py\""
+    )));
+}
+
+#[test]
+fn bad_class_regex() {
+    insta::assert_snapshot!(rule_error(&with(
+        "expect: 1",
+        "expect: 1\ninside:\n  class: {regex: \"Whisper(Decoder\"}"
+    )));
+}
+
+#[test]
+fn loop_that_is_not_a_for_header() {
+    insta::assert_snapshot!(rule_error(&with(
+        "expect: 1",
+        "expect: 1\ninside:\n  loop: \"while $X\""
+    )));
+}
+
+#[test]
+fn duplicate_ids() {
+    insta::assert_snapshot!(rule_error(&format!("{BASE}---\n{BASE}")));
+}
+
+#[test]
+fn non_utf8_rule_file() {
+    let mut bytes = BASE.as_bytes().to_vec();
+    bytes.splice(4..4, [0xff, 0xfe]);
+    let error = repatch::rules::load_bytes("rule.yaml", &bytes).unwrap_err();
+    insta::assert_snapshot!(render(&error));
+}
+
+const TARGET: &str = "class Demo:\n    def forward(self, x):\n        out = self.layer(x, output_attentions=True, use_cache=False)\n        return out\n";
+
+#[test]
+fn drift_when_the_call_is_gone() {
+    let source = TARGET.replace("out = self.layer(", "out = self.block(");
+    let err = patch(
+        &rules(BASE),
+        &versions(&["transformers=4.57.6"]),
+        "m/modeling_demo.py",
+        &source,
+    )
+    .unwrap_err();
+    assert_eq!(err.exit_code(), 3);
+    insta::assert_snapshot!(render(&err));
+}
+
+#[test]
+fn drift_when_there_are_too_many() {
+    let source = TARGET.replace(
+        "        return out\n",
+        "        out = self.layer(out)\n        return out\n",
+    );
+    let err = patch(
+        &rules(BASE),
+        &versions(&["transformers=4.57.6"]),
+        "m/modeling_demo.py",
+        &source,
+    )
+    .unwrap_err();
+    insta::assert_snapshot!(render(&err));
+}
+
+#[test]
+fn conflict_between_two_rules() {
+    let second = with("id: demo", "id: demo-cache").replace(
+        "  remove_kwargs: [output_attentions]",
+        "  set_kwargs: {use_cache: \"True\"}",
+    );
+    let both = rules(&format!("{BASE}---\n{second}"));
+    let err = patch(
+        &both,
+        &versions(&["transformers=4.57.6"]),
+        "m/modeling_demo.py",
+        TARGET,
+    )
+    .unwrap_err();
+    assert_eq!(err.exit_code(), 3);
+    insta::assert_snapshot!(render(&err));
+}
+
+#[test]
+fn unparseable_target() {
+    let source = "class Demo:\n    def forward(self, x:\n        return x\n";
+    let err = patch(
+        &rules(BASE),
+        &versions(&["transformers=4.57.6"]),
+        "m/modeling_demo.py",
+        source,
+    )
+    .unwrap_err();
+    assert_eq!(err.exit_code(), 2);
+    insta::assert_snapshot!(render(&err));
+}
+
+#[test]
+fn unparseable_result() {
+    let broken = with(
+        "  remove_kwargs: [output_attentions]",
+        "  replace: \"$OUT = self.layer($$$ARGS\"",
+    );
+    let err = patch(
+        &rules(&broken),
+        &versions(&["transformers=4.57.6"]),
+        "m/modeling_demo.py",
+        TARGET,
+    )
+    .unwrap_err();
+    assert_eq!(err.exit_code(), 3);
+    insta::assert_snapshot!(render(&err));
+}
+
+#[test]
+fn not_idempotent() {
+    let growing = with(
+        "  remove_kwargs: [output_attentions]",
+        "  replace: \"$OUT = self.layer($$$ARGS, 1)\"",
+    );
+    let err = patch(
+        &rules(&growing),
+        &versions(&["transformers=4.57.6"]),
+        "m/modeling_demo.py",
+        TARGET,
+    )
+    .unwrap_err();
+    insta::assert_snapshot!(render(&err));
+}
