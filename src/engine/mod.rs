@@ -159,13 +159,24 @@ impl<'r> Engine<'r> {
 
     /// Patches one file: every phase in order, each on the output of the one before.
     pub fn patch(&self, target: Target<'_>) -> Result<Patched, PatchError> {
-        let file = SourceFile::new(target.path, target.source);
+        let selected = self
+            .rules
+            .rules
+            .iter()
+            .any(|r| self.phase.is_none_or(|p| r.rule.phase == p) && r.selects(target.path));
+        if !selected {
+            // No rule looks at this file: it is not even parsed.
+            return Ok(Patched {
+                output: target.source.to_string(),
+                rules: Vec::new(),
+            });
+        }
         let tree = python::parse(target.source);
         if let Some(error) = first_syntax_error(tree.root_node()) {
             return Err(PatchError::TargetSyntax {
                 path: target.path.to_string(),
                 reason: describe_syntax_error(error, target.source),
-                src: file.named_source(),
+                src: SourceFile::new(target.path, target.source).named_source(),
                 at: span(error_span(error, target.source)),
             });
         }
