@@ -1,0 +1,64 @@
+//! Each action on a small target, as a snapshot of the patched text.
+
+mod common;
+
+use common::{patch, render, rules, versions};
+
+const TARGET: &str = r#"class Block(nn.Module):
+    def forward(self, x, mask=None):
+        out = self.attn(
+            x,
+            mask,
+            output_attentions=True,  # debug only
+            use_cache=False,
+        )
+        y = self.mlp(out, output_attentions=True)
+        return self.norm(y)
+"#;
+
+fn apply(rule: &str) -> String {
+    let rules = rules(rule);
+    let out = patch(&rules, &versions(&[]), "block.py", TARGET)
+        .unwrap_or_else(|e| panic!("{}", render(&e)));
+    out.output
+}
+
+#[test]
+fn remove_kwargs_leaves_no_dangling_comma() {
+    insta::assert_snapshot!(apply(
+        "id: drop\nmatch: \"$OUT = $F($$$A)\"\naction:\n  remove_kwargs: [output_attentions]\nexpect: 2\n"
+    ));
+}
+
+#[test]
+fn set_kwargs_replaces_or_appends() {
+    insta::assert_snapshot!(apply(
+        "id: set\ninside: {function: forward}\nmatch: \"out = self.attn($$$A)\"\naction:\n  set_kwargs: {use_cache: \"True\", position_ids: \"None\"}\n"
+    ));
+}
+
+#[test]
+fn replace_fills_metavariables_and_indents_following_lines() {
+    insta::assert_snapshot!(apply(
+        "id: wrap\nmatch: \"$Y = self.mlp($$$A)\"\naction:\n  replace: |-\n    if self.training:\n        $Y = checkpoint(self.mlp, $$$A)\n    else:\n        $Y = self.mlp.forward($$$A)\nexpect: 1\n"
+    ));
+}
+
+#[test]
+fn a_yaml_list_holds_several_rules_and_both_apply() {
+    let out = apply(
+        "- id: one\n  match: \"$OUT = self.mlp($$$A)\"\n  action: {remove_kwargs: [output_attentions]}\n- id: two\n  match: \"self.norm($X)\"\n  action: {replace: \"self.final_norm($X)\"}\n",
+    );
+    assert!(out.contains("y = self.mlp(out)\n"), "{out}");
+    assert!(out.contains("return self.final_norm(y)\n"), "{out}");
+}
+
+#[test]
+fn class_and_function_regexes_select_scopes() {
+    let miss = "id: r\ninside: {class: {regex: \"Dec.*\"}}\nmatch: \"self.norm($X)\"\naction: {replace: \"$X\"}\n";
+    let rules_miss = rules(miss);
+    let out = patch(&rules_miss, &versions(&[]), "block.py", TARGET).unwrap();
+    assert_eq!(out.output, TARGET);
+    let hit = miss.replace("Dec.*", "Bl(o|a)ck");
+    assert!(apply(&hit).contains("return y\n"));
+}
