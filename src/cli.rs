@@ -10,6 +10,7 @@ use crate::diagnostics::{render, stderr_color};
 use crate::engine::{Engine, Patched, Target, describe_scope};
 use crate::error::Error;
 use crate::report::{ErrorJson, FileJson, summary, unified_diff};
+use crate::rules::Syntax;
 use crate::rules::error::{RuleError, RuleErrorKind};
 use crate::rules::model::Phase;
 use crate::targets::{self, TargetFile};
@@ -29,6 +30,27 @@ enum Command {
     Apply(ApplyArgs),
     /// Show how the engine understands a rule file: scopes, pattern, compiled query.
     Explain(ExplainArgs),
+    /// Print rules in the other syntax, or rewrite rule files in their canonical layout.
+    Fmt(FmtArgs),
+}
+
+#[derive(Debug, Args)]
+struct FmtArgs {
+    /// Print FILE's rules in this syntax instead of rewriting it.
+    #[arg(long, value_enum)]
+    to: Option<SyntaxArg>,
+    /// Exit 1 if a file is not in canonical layout; write nothing.
+    #[arg(long, conflicts_with = "to")]
+    check: bool,
+    /// Rule files, or folders of them.
+    #[arg(required = true, value_name = "FILE")]
+    files: Vec<PathBuf>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum SyntaxArg {
+    Dsl,
+    Yaml,
 }
 
 /// Where rules come from and which versions gate them.
@@ -101,6 +123,7 @@ pub fn run() -> u8 {
     let result = match cli.command {
         Command::Apply(args) => apply(args),
         Command::Explain(args) => explain(args),
+        Command::Fmt(args) => fmt(args),
     };
     match result {
         Ok(code) => code,
@@ -331,4 +354,77 @@ fn explain(args: ExplainArgs) -> Result<u8, Error> {
     }
     print!("{out}");
     Ok(0)
+}
+
+/// Rules of one file in `syntax`, each with the comment lines that stood above it.
+fn render_rules(rules: &[crate::rules::model::Rule], syntax: Syntax) -> String {
+    use crate::rules::write;
+    let with_comments: Vec<_> = rules
+        .iter()
+        .map(|r| {
+            let comments = write::leading_comments(r.origin.file.text(), r.origin.span.start);
+            (r.clone(), comments)
+        })
+        .collect();
+    match syntax {
+        Syntax::Yaml => write::to_yaml(&with_comments),
+        Syntax::Dsl => write::to_dsl(&with_comments),
+    }
+}
+
+fn fmt(args: FmtArgs) -> Result<u8, Error> {
+    if let Some(to) = args.to {
+        let [file] = args.files.as_slice() else {
+            return Err(Error::Usage("--to converts one file at a time".into()));
+        };
+        let rules = crate::rules::load_file(file)?;
+        let syntax = match to {
+            SyntaxArg::Dsl => Syntax::Dsl,
+            SyntaxArg::Yaml => Syntax::Yaml,
+        };
+        print!("{}", render_rules(&rules, syntax));
+        return Ok(0);
+    }
+    let mut files = Vec::new();
+    for path in &args.files {
+        if path.is_dir() {
+            let mut found: Vec<PathBuf> = ignore::WalkBuilder::new(path)
+                .standard_filters(false)
+                .build()
+                .flatten()
+                .map(|e| e.into_path())
+                .filter(|p| p.is_file() && crate::rules::is_rule_file(p))
+                .collect();
+            found.sort();
+            files.extend(found);
+        } else {
+            files.push(path.clone());
+        }
+    }
+    let mut unformatted = false;
+    for file in &files {
+        let rules = crate::rules::load_file(file)?;
+        let Some(first) = rules.first() else { continue };
+        let original = first.origin.file.text().to_string();
+        let syntax = Syntax::of(file).unwrap_or(Syntax::Yaml);
+        let output = render_rules(&rules, syntax);
+        if output == original {
+            continue;
+        }
+        if args.check {
+            println!("would reformat {}", file.display());
+            unformatted = true;
+            continue;
+        }
+        if let Some(at) = crate::rules::write::dropped_comment(&original, &output) {
+            return Err(
+                RuleError::new(RuleErrorKind::CommentWouldBeLost, &first.origin.file, at)
+                    .with_help("fmt keeps the comment lines above each rule: move it there")
+                    .into(),
+            );
+        }
+        targets::write_atomic(file, &output)?;
+        println!("formatted {}", file.display());
+    }
+    Ok(u8::from(unformatted))
 }

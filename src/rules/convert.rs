@@ -9,6 +9,7 @@ use std::str::FromStr;
 use pep440_rs::VersionSpecifiers;
 use serde_yaml::{Mapping, Value};
 
+use super::Syntax;
 use super::error::{RuleError, RuleErrorKind, did_you_mean};
 use super::model::{
     Action, Expect, Inside, NameFilter, Origin, Phase, Requirement, Rule, Snippet, Spanned,
@@ -44,8 +45,13 @@ pub fn rules_from_document(
     file: &SourceFile,
     value: &Value,
     spans: &SpanIndex,
+    syntax: Syntax,
 ) -> Result<Vec<Rule>, RuleError> {
-    let cx = Cx { file, spans };
+    let cx = Cx {
+        file,
+        spans,
+        syntax,
+    };
     match value {
         Value::Mapping(map) => Ok(vec![cx.rule(Vec::new(), map)?]),
         Value::Sequence(items) => items
@@ -66,6 +72,7 @@ pub fn rules_from_document(
 struct Cx<'a> {
     file: &'a SourceFile,
     spans: &'a SpanIndex,
+    syntax: Syntax,
 }
 
 fn describe(value: &Value) -> &'static str {
@@ -136,7 +143,20 @@ impl Cx<'_> {
                     },
                     self.spans.key(&key_path(path, name)),
                 );
-                return Err(match did_you_mean(name, allowed) {
+                // At the top of a rule an action name is a likely slip too: the DSL writes
+                // actions bare, YAML under `action:`.
+                let mut candidates = allowed.to_vec();
+                if allowed == RULE_KEYS {
+                    candidates.extend_from_slice(ACTION_NAMES);
+                }
+                return Err(match did_you_mean(name, &candidates) {
+                    Some(s) if ACTION_NAMES.contains(&s) && self.syntax == Syntax::Yaml => error
+                        .with_help(format!(
+                            "actions go under `action:`, e.g. `action: {{{s}: ...}}`"
+                        )),
+                    Some(s) if ACTION_NAMES.contains(&s) => {
+                        error.with_help(format!("did you mean the action `{s}`?"))
+                    }
                     Some(s) => error.with_help(format!("did you mean `{s}`?")),
                     None => error.with_help(format!("expected one of: {}", allowed.join(", "))),
                 });

@@ -17,6 +17,12 @@ pub enum RuleErrorKind {
     /// serde_yaml could not read the YAML.
     #[error("invalid YAML: {0}")]
     Yaml(String),
+    /// The DSL parser could not read the text.
+    #[error("invalid rule syntax: {0}")]
+    DslSyntax(String),
+    /// `fmt` would drop a comment.
+    #[error("fmt would drop this comment")]
+    CommentWouldBeLost,
     /// The file holds nothing.
     #[error("rule file holds no rule")]
     NoRules,
@@ -115,7 +121,9 @@ impl RuleErrorKind {
         match self {
             RuleErrorKind::NotUtf8 => "repatch::rule::encoding",
             RuleErrorKind::Yaml(_) => "repatch::rule::yaml",
+            RuleErrorKind::DslSyntax(_) => "repatch::rule::syntax",
             RuleErrorKind::NoRules => "repatch::rule::empty",
+            RuleErrorKind::CommentWouldBeLost => "repatch::fmt::comment",
             RuleErrorKind::UnknownKey { .. } => "repatch::rule::unknown_key",
             RuleErrorKind::MissingKey { .. } => "repatch::rule::missing_key",
             RuleErrorKind::WrongType { .. } => "repatch::rule::type",
@@ -134,8 +142,9 @@ impl RuleErrorKind {
     fn label(&self) -> &'static str {
         match self {
             RuleErrorKind::NotUtf8 => "first invalid byte",
-            RuleErrorKind::Yaml(_) => "here",
+            RuleErrorKind::Yaml(_) | RuleErrorKind::DslSyntax(_) => "here",
             RuleErrorKind::NoRules => "empty",
+            RuleErrorKind::CommentWouldBeLost => "not kept by fmt",
             RuleErrorKind::UnknownKey { .. } => "unknown key",
             RuleErrorKind::MissingKey { .. } => "in this",
             RuleErrorKind::WrongType { .. } => "wrong type",

@@ -1,9 +1,11 @@
 //! Loading rules: files and folders of rule files into the rule model.
 
 pub mod convert;
+pub mod dsl;
 pub mod error;
 pub mod model;
 pub mod spans;
+pub mod write;
 pub mod yaml;
 
 use std::fs;
@@ -14,12 +16,29 @@ use crate::source::SourceFile;
 use error::{RuleError, RuleErrorKind};
 use model::Rule;
 
+/// The two ways of writing rules.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Syntax {
+    /// `*.yaml` / `*.yml`.
+    Yaml,
+    /// `*.repatch`, the text DSL.
+    Dsl,
+}
+
+impl Syntax {
+    /// The syntax a rule file's extension names, if it is a rule file.
+    pub fn of(path: &Path) -> Option<Syntax> {
+        match path.extension().and_then(|e| e.to_str()) {
+            Some("yaml" | "yml") => Some(Syntax::Yaml),
+            Some("repatch") => Some(Syntax::Dsl),
+            _ => None,
+        }
+    }
+}
+
 /// Whether `path` names a rule file by its extension.
 pub fn is_rule_file(path: &Path) -> bool {
-    matches!(
-        path.extension().and_then(|e| e.to_str()),
-        Some("yaml" | "yml")
-    )
+    Syntax::of(path).is_some()
 }
 
 /// Loads a rule file, or every rule file in a folder (recursively, in path order).
@@ -52,11 +71,12 @@ pub fn load_path(path: &Path) -> Result<Vec<Rule>, Error> {
 pub fn load_file(path: &Path) -> Result<Vec<Rule>, Error> {
     let bytes = fs::read(path).map_err(|e| Error::io(path, e))?;
     let name = path.display().to_string();
-    Ok(load_bytes(&name, &bytes)?)
+    let syntax = Syntax::of(path).unwrap_or(Syntax::Yaml);
+    Ok(load_bytes(&name, &bytes, syntax)?)
 }
 
 /// Loads the rules of a file's bytes, reported under `name`.
-pub fn load_bytes(name: &str, bytes: &[u8]) -> Result<Vec<Rule>, RuleError> {
+pub fn load_bytes(name: &str, bytes: &[u8], syntax: Syntax) -> Result<Vec<Rule>, RuleError> {
     let text = match std::str::from_utf8(bytes) {
         Ok(text) => text,
         Err(e) => {
@@ -71,7 +91,32 @@ pub fn load_bytes(name: &str, bytes: &[u8]) -> Result<Vec<Rule>, RuleError> {
             ));
         }
     };
-    load_yaml(name, text)
+    load_text(name, text, syntax)
+}
+
+/// Loads rule text of either syntax, reported under `name`.
+pub fn load_text(name: &str, text: &str, syntax: Syntax) -> Result<Vec<Rule>, RuleError> {
+    match syntax {
+        Syntax::Yaml => load_yaml(name, text),
+        Syntax::Dsl => load_dsl(name, text),
+    }
+}
+
+/// Loads DSL rule text, reported under `name`.
+pub fn load_dsl(name: &str, text: &str) -> Result<Vec<Rule>, RuleError> {
+    let file = SourceFile::new(name, text);
+    let (value, spans) = dsl::read(text).map_err(|e| {
+        let error = RuleError::new(RuleErrorKind::DslSyntax(e.message), &file, e.span);
+        match e.help {
+            Some(h) => error.with_help(h),
+            None => error,
+        }
+    })?;
+    let rules = convert::rules_from_document(&file, &value, &spans, Syntax::Dsl)?;
+    if rules.is_empty() {
+        return Err(RuleError::new(RuleErrorKind::NoRules, &file, 0..text.len()));
+    }
+    Ok(rules)
 }
 
 /// Loads YAML rule text, reported under `name`.
@@ -90,6 +135,7 @@ pub fn load_yaml(name: &str, text: &str) -> Result<Vec<Rule>, RuleError> {
             &file,
             &document.value,
             &document.spans,
+            Syntax::Yaml,
         )?);
     }
     if rules.is_empty() {

@@ -1,0 +1,261 @@
+//! Writes rules back out, in canonical YAML or canonical DSL.
+//!
+//! Both writers start from one canonical value tree made from the model, so a rule written in
+//! either syntax and read back is the same rule, and canonical text round-trips byte for byte.
+
+use serde_yaml::{Mapping, Value};
+
+use super::model::{Action, Expect, NameFilter, Rule, original_regex};
+
+/// Keys whose values are Python code, written in backticks in the DSL.
+const CODE_KEYS: &[&str] = &["match", "loop", "replace"];
+
+/// The canonical value tree of a rule: keys in schema order, defaults written out.
+pub fn to_value(rule: &Rule) -> Value {
+    let mut map = Mapping::new();
+    let mut put = |k: &str, v: Value| {
+        map.insert(Value::String(k.to_string()), v);
+    };
+    put("id", rule.id.value.clone().into());
+    if let Some(d) = &rule.description {
+        put("description", d.clone().into());
+    }
+    if !rule.requires.is_empty() {
+        let mut requires = Mapping::new();
+        for r in &rule.requires {
+            requires.insert(
+                r.package.value.clone().into(),
+                r.specifiers.value.to_string().replace(", ", ",").into(),
+            );
+        }
+        put("requires", Value::Mapping(requires));
+    }
+    put("phase", rule.phase.name().into());
+    if !rule.files.is_empty() {
+        put(
+            "files",
+            Value::Sequence(rule.files.iter().map(|f| f.value.clone().into()).collect()),
+        );
+    }
+    let mut inside = Mapping::new();
+    let filter = |f: &NameFilter| match f {
+        NameFilter::Exact(name) => Value::String(name.value.clone()),
+        NameFilter::Regex(re) => {
+            let mut m = Mapping::new();
+            m.insert("regex".into(), original_regex(&re.value).into());
+            Value::Mapping(m)
+        }
+    };
+    if let Some(c) = &rule.inside.class {
+        inside.insert("class".into(), filter(c));
+    }
+    if let Some(f) = &rule.inside.function {
+        inside.insert("function".into(), filter(f));
+    }
+    if let Some(l) = &rule.inside.loop_header {
+        inside.insert("loop".into(), l.text.clone().into());
+    }
+    if !inside.is_empty() {
+        put("inside", Value::Mapping(inside));
+    }
+    put("match", rule.pattern.text.clone().into());
+    put("action", action_value(&rule.action));
+    if let Some(e) = rule.expect {
+        put("expect", expect_value(e));
+    }
+    Value::Mapping(map)
+}
+
+fn action_value(action: &Action) -> Value {
+    let args = match action {
+        Action::KwargsToPositional { signature } => {
+            let mut m = Mapping::new();
+            m.insert("signature".into(), signature.value.clone().into());
+            Value::Mapping(m)
+        }
+        Action::RemoveKwargs(names) => {
+            Value::Sequence(names.iter().map(|n| n.value.clone().into()).collect())
+        }
+        Action::SetKwargs(pairs) => Value::Mapping(
+            pairs
+                .iter()
+                .map(|(k, v)| (k.value.clone().into(), v.text.clone().into()))
+                .collect(),
+        ),
+        Action::Replace(t) => t.text.clone().into(),
+    };
+    let mut m = Mapping::new();
+    m.insert(action.name().into(), args);
+    Value::Mapping(m)
+}
+
+fn expect_value(e: Expect) -> Value {
+    match e.max {
+        Some(max) if max == e.min => max.into(),
+        max => {
+            let mut m = Mapping::new();
+            m.insert("min".into(), e.min.into());
+            if let Some(max) = max {
+                m.insert("max".into(), max.into());
+            }
+            Value::Mapping(m)
+        }
+    }
+}
+
+/// Canonical YAML: one document per rule, `---` between them, each rule's leading comments kept.
+pub fn to_yaml(rules: &[(Rule, String)]) -> String {
+    rules
+        .iter()
+        .map(|(rule, comments)| {
+            let body = serde_yaml::to_string(&to_value(rule)).expect("plain values serialize");
+            format!("{comments}{body}")
+        })
+        .collect::<Vec<_>>()
+        .join("---\n")
+}
+
+/// Canonical DSL: one block per rule, a blank line between them, leading comments kept.
+pub fn to_dsl(rules: &[(Rule, String)]) -> String {
+    rules
+        .iter()
+        .map(|(rule, comments)| format!("{comments}{}", dsl_rule(rule)))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn dsl_rule(rule: &Rule) -> String {
+    let Value::Mapping(map) = to_value(rule) else {
+        unreachable!("a rule is a mapping")
+    };
+    let mut out = format!("rule {}\n", rule.id.value);
+    for (key, value) in &map {
+        let key = key.as_str().unwrap_or_default();
+        match key {
+            "id" => {}
+            // `action replace ...` is written as the shorter `replace ...`.
+            "action" => statements(&mut out, &[], value),
+            _ => statements(&mut out, &[key], value),
+        }
+    }
+    out
+}
+
+fn statements(out: &mut String, keys: &[&str], value: &Value) {
+    if let Value::Mapping(map) = value {
+        for (k, v) in map {
+            let mut path = keys.to_vec();
+            path.push(k.as_str().unwrap_or_default());
+            statements(out, &path, v);
+        }
+        return;
+    }
+    out.push_str("  ");
+    out.push_str(&keys.join(" "));
+    out.push(' ');
+    out.push_str(&dsl_value(keys, value));
+    out.push('\n');
+}
+
+fn dsl_value(keys: &[&str], value: &Value) -> String {
+    match value {
+        Value::String(s) => dsl_string(keys, s),
+        Value::Sequence(items) => format!(
+            "[{}]",
+            items
+                .iter()
+                .map(|v| dsl_value(keys, v))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        Value::Bool(b) => b.to_string(),
+        Value::Number(n) => n.to_string(),
+        _ => "\"\"".to_string(),
+    }
+}
+
+fn dsl_string(keys: &[&str], s: &str) -> String {
+    let last = keys.last().copied().unwrap_or_default();
+    let is_code = CODE_KEYS.contains(&last) || keys.contains(&"set_kwargs");
+    if is_code && !s.contains('`') {
+        if !s.contains('\n') {
+            return format!("`{s}`");
+        }
+        let indent = "    ";
+        let body: Vec<String> = s
+            .lines()
+            .map(|l| {
+                if l.is_empty() {
+                    String::new()
+                } else {
+                    format!("{indent}{l}")
+                }
+            })
+            .collect();
+        return format!("```\n{}\n  ```", body.join("\n"));
+    }
+    let plain_word = !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
+        && super::dsl::word_value(s) == Value::String(s.to_string());
+    if plain_word && last != "description" {
+        return s.to_string();
+    }
+    let bare_specifier = keys.first() == Some(&"requires")
+        && ["~=", "==", "!=", "<=", ">=", "<", ">"]
+            .iter()
+            .any(|op| s.starts_with(op))
+        && !s.contains([' ', '\t', '#', '\n']);
+    if bare_specifier {
+        return s.to_string();
+    }
+    let mut quoted = String::with_capacity(s.len() + 2);
+    quoted.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => quoted.push_str("\\\""),
+            '\\' => quoted.push_str("\\\\"),
+            '\n' => quoted.push_str("\\n"),
+            '\t' => quoted.push_str("\\t"),
+            c => quoted.push(c),
+        }
+    }
+    quoted.push('"');
+    quoted
+}
+
+/// The comment lines directly above a rule (`#` lines, blank lines between them allowed), kept
+/// by `fmt` when it rewrites or converts the file.
+pub fn leading_comments(text: &str, rule_start: usize) -> String {
+    let before = &text[..rule_start.min(text.len())];
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    // Skip a `- ` list marker or `---` separator that may stand on the rule's first line.
+    let mut lines: Vec<&str> = text[..line_start].lines().collect();
+    let mut kept = Vec::new();
+    while let Some(line) = lines.pop() {
+        let t = line.trim();
+        if t.starts_with('#') {
+            kept.push(t);
+        } else if !(t.is_empty() || t == "---") {
+            break;
+        }
+    }
+    kept.reverse();
+    kept.iter().map(|l| format!("{l}\n")).collect()
+}
+
+/// The first comment of `original` that `output` no longer contains, if any: `fmt` refuses to
+/// rewrite a file in place where that would silently drop a comment.
+pub fn dropped_comment(original: &str, output: &str) -> Option<std::ops::Range<usize>> {
+    let mut offset = 0;
+    for line in original.split_inclusive('\n') {
+        if let Some(at) = line.find('#') {
+            let fragment = line[at..].trim_end();
+            if !output.contains(fragment) {
+                return Some(offset + at..offset + at + fragment.len());
+            }
+        }
+        offset += line.len();
+    }
+    None
+}

@@ -1,0 +1,312 @@
+//! The text DSL: one model with YAML, canonical round trips, and its diagnostics.
+
+mod common;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use repatch::rules::model::Rule;
+use repatch::rules::{Syntax, load_dsl, load_text, load_yaml, write};
+
+fn with_comments(rules: &[Rule]) -> Vec<(Rule, String)> {
+    rules
+        .iter()
+        .map(|r| {
+            (
+                r.clone(),
+                write::leading_comments(r.origin.file.text(), r.origin.span.start),
+            )
+        })
+        .collect()
+}
+
+fn to_dsl(rules: &[Rule]) -> String {
+    write::to_dsl(&with_comments(rules))
+}
+
+fn to_yaml(rules: &[Rule]) -> String {
+    write::to_yaml(&with_comments(rules))
+}
+
+fn rule_files() -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = fs::read_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("rules"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| repatch::rules::is_rule_file(p))
+        .collect();
+    files.push(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/every-key.yaml"));
+    files.sort();
+    files
+}
+
+fn load(path: &Path) -> Vec<Rule> {
+    let text = fs::read_to_string(path).unwrap();
+    let syntax = Syntax::of(path).unwrap();
+    load_text(&path.display().to_string(), &text, syntax)
+        .unwrap_or_else(|e| panic!("{}", common::render(&e)))
+}
+
+#[test]
+fn every_shipped_rule_is_the_same_model_in_both_syntaxes() {
+    for path in rule_files() {
+        let rules = load(&path);
+        let dsl = to_dsl(&rules);
+        let from_dsl = load_dsl("converted.repatch", &dsl)
+            .unwrap_or_else(|e| panic!("{}\n{dsl}", common::render(&e)));
+        assert_eq!(rules, from_dsl, "{}", path.display());
+        let yaml = to_yaml(&from_dsl);
+        let back = load_yaml("converted.yaml", &yaml).unwrap();
+        assert_eq!(rules, back, "{}", path.display());
+        let name = path.file_stem().unwrap().to_string_lossy().to_string();
+        insta::assert_snapshot!(format!("dsl_{name}"), dsl);
+    }
+}
+
+#[test]
+fn canonical_text_round_trips_byte_for_byte() {
+    for path in rule_files() {
+        let rules = load(&path);
+        let dsl = to_dsl(&rules);
+        let yaml = to_yaml(&rules);
+        // DSL → YAML → DSL
+        let via_yaml =
+            to_dsl(&load_yaml("x.yaml", &to_yaml(&load_dsl("x.repatch", &dsl).unwrap())).unwrap());
+        assert_eq!(via_yaml, dsl, "{}", path.display());
+        // YAML → DSL → YAML
+        let via_dsl =
+            to_yaml(&load_dsl("x.repatch", &to_dsl(&load_yaml("x.yaml", &yaml).unwrap())).unwrap());
+        assert_eq!(via_dsl, yaml, "{}", path.display());
+    }
+}
+
+#[test]
+fn leading_comments_survive_conversion() {
+    let rules = load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/every-key.yaml"));
+    assert!(
+        to_dsl(&rules).starts_with(
+            "# Exercises every key and value form the rule model has.\nrule every-key\n"
+        )
+    );
+}
+
+const WHISPER_DSL: &str = "# The Whisper case of the README.
+rule whisper-decoder-layer-positional
+  description \"Call Whisper decoder layers positionally so gradient checkpointing can forward them.\"
+  requires transformers >=4.52
+  phase pre_compile
+  files [\"**/whisper/modeling_whisper.py\"]
+  inside class WhisperDecoder
+  inside function forward
+  inside loop `for $_, $LAYER in enumerate(self.layers)`
+  match `$OUT = $LAYER($$$ARGS)`
+  kwargs_to_positional signature WhisperDecoderLayer.forward
+  expect 1
+";
+
+#[test]
+fn a_dsl_rule_applies_like_its_yaml_twin() {
+    let rules =
+        repatch::compile::RuleSet::compile(load_dsl("w.repatch", WHISPER_DSL).unwrap()).unwrap();
+    let source = include_str!("../examples/whisper/modeling_whisper.py");
+    let env = common::versions(&["transformers=4.57.6"]);
+    let from_dsl =
+        common::patch(&rules, &env, "examples/whisper/modeling_whisper.py", source).unwrap();
+    let from_yaml = common::patch(
+        &common::whisper_rule(),
+        &env,
+        "examples/whisper/modeling_whisper.py",
+        source,
+    )
+    .unwrap();
+    assert_eq!(from_dsl.output, from_yaml.output);
+    assert_ne!(from_dsl.output, source);
+}
+
+fn dsl_error(text: &str) -> String {
+    let error = match load_dsl("rules.repatch", text) {
+        Err(e) => e,
+        Ok(rules) => repatch::compile::RuleSet::compile(rules).expect_err("an error"),
+    };
+    common::render(&error)
+}
+
+fn whisper_with(from: &str, to: &str) -> String {
+    assert!(WHISPER_DSL.contains(from), "{from}");
+    WHISPER_DSL.replace(from, to)
+}
+
+#[test]
+fn parse_error_unclosed_backtick() {
+    insta::assert_snapshot!(dsl_error(&whisper_with(
+        "match `$OUT = $LAYER($$$ARGS)`",
+        "match `$OUT = $LAYER($$$ARGS)"
+    )));
+}
+
+#[test]
+fn parse_error_unclosed_string() {
+    insta::assert_snapshot!(dsl_error(&whisper_with("forward them.\"", "forward them.")));
+}
+
+#[test]
+fn parse_error_statement_without_value() {
+    insta::assert_snapshot!(dsl_error(&whisper_with("  expect 1", "  expect")));
+}
+
+#[test]
+fn parse_error_misspelt_rule_keyword() {
+    insta::assert_snapshot!(dsl_error(&whisper_with("rule whisper", "rul whisper")));
+}
+
+#[test]
+fn parse_error_value_in_key_position() {
+    insta::assert_snapshot!(dsl_error(&whisper_with(
+        "inside class WhisperDecoder",
+        "inside \"class\" WhisperDecoder"
+    )));
+}
+
+#[test]
+fn parse_error_key_given_twice() {
+    insta::assert_snapshot!(dsl_error(&whisper_with(
+        "  expect 1",
+        "  expect 1\n  expect 2"
+    )));
+}
+
+#[test]
+fn parse_error_unclosed_list() {
+    insta::assert_snapshot!(dsl_error(&whisper_with(
+        "files [\"**/whisper/modeling_whisper.py\"]",
+        "files [\"**/whisper/modeling_whisper.py\""
+    )));
+}
+
+#[test]
+fn parse_error_missing_rule_id() {
+    insta::assert_snapshot!(dsl_error(&whisper_with(
+        "rule whisper-decoder-layer-positional",
+        "rule"
+    )));
+}
+
+#[test]
+fn parse_error_unclosed_fence() {
+    insta::assert_snapshot!(dsl_error(&whisper_with(
+        "  kwargs_to_positional signature WhisperDecoderLayer.forward",
+        "  replace ```\n    $OUT = 1\n"
+    )));
+}
+
+#[test]
+fn semantic_error_unknown_key_with_did_you_mean() {
+    insta::assert_snapshot!(dsl_error(&whisper_with("inside class", "insde class")));
+}
+
+#[test]
+fn semantic_error_misspelt_action() {
+    insta::assert_snapshot!(dsl_error(&whisper_with(
+        "kwargs_to_positional signature",
+        "kwargs_to_positionals signature"
+    )));
+}
+
+#[test]
+fn semantic_error_bad_specifier_points_into_the_dsl() {
+    insta::assert_snapshot!(dsl_error(&whisper_with(">=4.52", ">=4..52")));
+}
+
+#[test]
+fn semantic_error_pattern_not_python_points_into_the_backticks() {
+    insta::assert_snapshot!(dsl_error(&whisper_with(
+        "`$OUT = $LAYER($$$ARGS)`",
+        "`$OUT = = $LAYER($$$ARGS)`"
+    )));
+}
+
+#[test]
+fn semantic_error_misspelt_phase() {
+    insta::assert_snapshot!(dsl_error(&whisper_with(
+        "phase pre_compile",
+        "phase precompile"
+    )));
+}
+
+fn repatch(args: &[&str], dir: &Path) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_repatch"))
+        .args(args)
+        .current_dir(dir)
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn fmt_checks_rewrites_and_keeps_leading_comments() {
+    let dir = tempfile::tempdir().unwrap();
+    let messy = "# keep me\nrule a\n    match   `f($X)`\n  replace `g($X)`\n\n\n";
+    fs::write(dir.path().join("a.repatch"), messy).unwrap();
+    let check = repatch(&["fmt", "--check", "a.repatch"], dir.path());
+    assert_eq!(check.status.code(), Some(1));
+    let write = repatch(&["fmt", "a.repatch"], dir.path());
+    assert_eq!(
+        write.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&write.stderr)
+    );
+    assert_eq!(
+        fs::read_to_string(dir.path().join("a.repatch")).unwrap(),
+        "# keep me\nrule a\n  phase pre_compile\n  match `f($X)`\n  replace `g($X)`\n"
+    );
+    assert_eq!(
+        repatch(&["fmt", "--check", "a.repatch"], dir.path())
+            .status
+            .code(),
+        Some(0)
+    );
+    let to_yaml = repatch(&["fmt", "--to", "yaml", "a.repatch"], dir.path());
+    assert_eq!(
+        String::from_utf8_lossy(&to_yaml.stdout),
+        "# keep me\nid: a\nphase: pre_compile\nmatch: f($X)\naction:\n  replace: g($X)\n"
+    );
+}
+
+#[test]
+fn fmt_refuses_to_drop_a_comment_inside_a_rule() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = "rule a\n  match `f($X)`  # why this matches\n  replace `g($X)`\n";
+    fs::write(dir.path().join("a.repatch"), text).unwrap();
+    let out = repatch(&["fmt", "a.repatch"], dir.path());
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("fmt would drop this comment"));
+    assert_eq!(
+        fs::read_to_string(dir.path().join("a.repatch")).unwrap(),
+        text
+    );
+}
+
+#[test]
+fn rule_folders_load_dsl_files_beside_yaml() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::create_dir(dir.path().join("rules")).unwrap();
+    fs::write(
+        dir.path().join("rules/a.repatch"),
+        "rule a\n  match `f($X)`\n  replace `g($X)`\n",
+    )
+    .unwrap();
+    fs::write(
+        dir.path().join("rules/b.yaml"),
+        "id: b\nmatch: \"h($X)\"\naction: {replace: \"k($X)\"}\n",
+    )
+    .unwrap();
+    fs::write(dir.path().join("t.py"), "f(1)\nh(2)\n").unwrap();
+    let out = repatch(&["apply", "t.py"], dir.path());
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "g(1)\nk(2)\n",
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
