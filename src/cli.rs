@@ -32,6 +32,30 @@ enum Command {
     Explain(ExplainArgs),
     /// Print rules in the other syntax, or rewrite rule files in their canonical layout.
     Fmt(FmtArgs),
+    /// Check rule files: everything the loader rejects, plus duplicates, empty version ranges,
+    /// unused loop bindings and rules without `expect`.
+    Lint(LintArgs),
+}
+
+#[derive(Debug, Args)]
+struct LintArgs {
+    /// A rule file or a folder of them (repeatable); default `./rules`.
+    #[arg(short = 'r', long = "rules", value_name = "RULES")]
+    rules: Vec<PathBuf>,
+    /// How to report.
+    #[arg(long, value_enum, default_value_t = LintFormat::Human)]
+    format: LintFormat,
+    /// Exit 1 on warnings too.
+    #[arg(long)]
+    deny_warnings: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum LintFormat {
+    Human,
+    Json,
+    Sarif,
+    Github,
 }
 
 #[derive(Debug, Args)]
@@ -124,6 +148,7 @@ pub fn run() -> u8 {
         Command::Apply(args) => apply(args),
         Command::Explain(args) => explain(args),
         Command::Fmt(args) => fmt(args),
+        Command::Lint(args) => lint(args),
     };
     match result {
         Ok(code) => code,
@@ -134,16 +159,20 @@ pub fn run() -> u8 {
     }
 }
 
+/// The rule paths given with `-r`, or `./rules`.
+fn rule_paths(paths: &[PathBuf]) -> Vec<PathBuf> {
+    if paths.is_empty() {
+        vec![PathBuf::from("rules")]
+    } else {
+        paths.to_vec()
+    }
+}
+
 /// Loads and compiles the rules named by `-r` (default `./rules`).
 fn load_rules(paths: &[PathBuf]) -> Result<RuleSet, Error> {
-    let default = [PathBuf::from("rules")];
-    let paths = if paths.is_empty() {
-        &default[..]
-    } else {
-        paths
-    };
+    let paths = rule_paths(paths);
     let mut rules = Vec::new();
-    for path in paths {
+    for path in &paths {
         rules.extend(crate::rules::load_path(path)?);
     }
     Ok(RuleSet::compile(rules)?)
@@ -427,4 +456,45 @@ fn fmt(args: FmtArgs) -> Result<u8, Error> {
         println!("formatted {}", file.display());
     }
     Ok(u8::from(unformatted))
+}
+
+fn lint(args: LintArgs) -> Result<u8, Error> {
+    use miette::Severity;
+    let findings = crate::lint::lint(&rule_paths(&args.rules))?;
+    let errors = findings
+        .iter()
+        .filter(|f| f.kind.severity() == Severity::Error)
+        .count();
+    let warnings = findings.len() - errors;
+    match args.format {
+        LintFormat::Human => {
+            let color = stderr_color();
+            for f in &findings {
+                eprint!("{}", render(f, color));
+            }
+            eprintln!("{errors} error(s), {warnings} warning(s)");
+        }
+        LintFormat::Json => {
+            let flat: Vec<_> = findings.iter().map(crate::lint::FindingJson::new).collect();
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&flat).expect("serializes")
+            );
+        }
+        LintFormat::Sarif => {
+            let log = crate::lint::sarif(&findings);
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&log).expect("serializes")
+            );
+        }
+        LintFormat::Github => print!("{}", crate::lint::github(&findings)),
+    }
+    Ok(if errors > 0 {
+        2
+    } else if warnings > 0 && args.deny_warnings {
+        1
+    } else {
+        0
+    })
 }

@@ -9,6 +9,7 @@ pub mod compile;
 pub mod diagnostics;
 pub mod engine;
 pub mod error;
+pub mod lint;
 pub mod pattern;
 pub mod python;
 pub mod report;

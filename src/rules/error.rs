@@ -108,6 +108,26 @@ pub enum RuleErrorKind {
         /// The package.
         package: String,
     },
+    /// A `requires` that no version satisfies.
+    #[error("no version of `{package}` satisfies `{specifiers}`")]
+    Unsatisfiable {
+        /// The package.
+        package: String,
+        /// The specifiers.
+        specifiers: String,
+    },
+    /// A rule that runs but does not say how many matches it expects.
+    #[error("rule `{rule}` has no `expect`: if upstream drifts it silently stops applying")]
+    NoExpect {
+        /// The rule.
+        rule: String,
+    },
+    /// A loop metavariable that `match` never uses.
+    #[error("`${name}` is bound by `inside.loop` but `match` never uses it")]
+    UnusedLoopBinding {
+        /// The metavariable.
+        name: String,
+    },
     /// Two rules with one id.
     #[error("duplicate rule id `{id}`")]
     DuplicateId {
@@ -136,6 +156,9 @@ impl RuleErrorKind {
             RuleErrorKind::UnboundMetavariable { .. } => "repatch::rule::unbound",
             RuleErrorKind::DuplicateId { .. } => "repatch::rule::duplicate_id",
             RuleErrorKind::UnknownVersion { .. } => "repatch::rule::unknown_version",
+            RuleErrorKind::Unsatisfiable { .. } => "repatch::lint::unsatisfiable",
+            RuleErrorKind::NoExpect { .. } => "repatch::lint::no_expect",
+            RuleErrorKind::UnusedLoopBinding { .. } => "repatch::lint::unused_binding",
         }
     }
 
@@ -157,7 +180,25 @@ impl RuleErrorKind {
             RuleErrorKind::UnboundMetavariable { .. } => "unbound",
             RuleErrorKind::DuplicateId { .. } => "defined again here",
             RuleErrorKind::UnknownVersion { .. } => "version unknown",
+            RuleErrorKind::Unsatisfiable { .. } => "empty range",
+            RuleErrorKind::NoExpect { .. } => "this rule",
+            RuleErrorKind::UnusedLoopBinding { .. } => "bound here",
         }
+    }
+
+    /// Whether the problem stops the rule from loading (error) or only deserves attention.
+    pub fn severity(&self) -> miette::Severity {
+        match self {
+            RuleErrorKind::NoExpect { .. } | RuleErrorKind::UnusedLoopBinding { .. } => {
+                miette::Severity::Warning
+            }
+            _ => miette::Severity::Error,
+        }
+    }
+
+    /// The diagnostic code, e.g. `repatch::rule::unknown_key`.
+    pub fn code_name(&self) -> &'static str {
+        self.code()
     }
 }
 
@@ -173,6 +214,8 @@ pub struct RuleError {
     pub span: Range<usize>,
     /// A hint such as a did-you-mean.
     pub help: Option<String>,
+    /// The rule file.
+    pub file: SourceFile,
     source_code: NamedSource<Arc<str>>,
 }
 
@@ -184,6 +227,7 @@ impl RuleError {
             file_name: file.name().to_string(),
             span,
             help: None,
+            file: file.clone(),
             source_code: NamedSource::new(file.name(), Arc::<str>::from(file.text()))
                 .with_language("yaml"),
         }
@@ -205,6 +249,10 @@ impl Diagnostic for RuleError {
         self.help
             .as_ref()
             .map(|h| Box::new(h) as Box<dyn std::fmt::Display>)
+    }
+
+    fn severity(&self) -> Option<miette::Severity> {
+        Some(self.kind.severity())
     }
 
     fn source_code(&self) -> Option<&dyn miette::SourceCode> {

@@ -43,9 +43,18 @@ pub fn is_rule_file(path: &Path) -> bool {
 
 /// Loads a rule file, or every rule file in a folder (recursively, in path order).
 pub fn load_path(path: &Path) -> Result<Vec<Rule>, Error> {
+    let mut rules = Vec::new();
+    for file in rule_files(path)? {
+        rules.extend(load_file(&file)?);
+    }
+    Ok(rules)
+}
+
+/// The rule files `path` names: itself, or the rule files below it (recursively, in path order).
+pub fn rule_files(path: &Path) -> Result<Vec<PathBuf>, Error> {
     let metadata = fs::metadata(path).map_err(|e| Error::io(path, e))?;
     if !metadata.is_dir() {
-        return load_file(path);
+        return Ok(vec![path.to_path_buf()]);
     }
     let mut files: Vec<PathBuf> = Vec::new();
     for entry in ignore::WalkBuilder::new(path)
@@ -60,11 +69,7 @@ pub fn load_path(path: &Path) -> Result<Vec<Rule>, Error> {
         }
     }
     files.sort();
-    let mut rules = Vec::new();
-    for file in files {
-        rules.extend(load_file(&file)?);
-    }
-    Ok(rules)
+    Ok(files)
 }
 
 /// Loads the rules of one file.

@@ -1,0 +1,235 @@
+//! `repatch lint`: every problem of a set of rule files at once, as diagnostics.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+use miette::Severity;
+use serde::Serialize;
+use version_ranges::Ranges;
+
+use crate::compile::RuleSet;
+use crate::error::Error;
+use crate::rules::error::{RuleError, RuleErrorKind};
+use crate::rules::model::Rule;
+use crate::rules::{load_file, rule_files};
+use crate::source::{LineCol, LineIndex};
+
+/// Lints the rule files under `paths`: load and compile errors, duplicate ids, empty version
+/// ranges, unused loop bindings and rules without `expect`. I/O errors end the run.
+pub fn lint(paths: &[PathBuf]) -> Result<Vec<RuleError>, Error> {
+    let mut findings = Vec::new();
+    let mut loaded: Vec<Rule> = Vec::new();
+    for path in paths {
+        for file in rule_files(path)? {
+            match load_file(&file) {
+                Ok(rules) => loaded.extend(rules),
+                Err(Error::Rule(e)) => findings.push(*e),
+                Err(other) => return Err(other),
+            }
+        }
+    }
+    let mut ids: HashMap<&str, ()> = HashMap::new();
+    for rule in &loaded {
+        if ids.insert(&rule.id.value, ()).is_some() {
+            findings.push(RuleError::new(
+                RuleErrorKind::DuplicateId {
+                    id: rule.id.value.clone(),
+                },
+                &rule.origin.file,
+                rule.id.span.clone(),
+            ));
+        }
+    }
+    for rule in &loaded {
+        findings.extend(lint_rule(rule));
+    }
+    Ok(findings)
+}
+
+fn lint_rule(rule: &Rule) -> Vec<RuleError> {
+    let file = &rule.origin.file;
+    let compiled = match RuleSet::compile(vec![rule.clone()]) {
+        Ok(set) => set,
+        Err(e) => return vec![e],
+    };
+    let compiled = &compiled.rules[0];
+    let mut out = Vec::new();
+    for requirement in &rule.requires {
+        let range: Ranges<pep440_rs::Version> = requirement.specifiers.value.clone().into();
+        if range.is_empty() {
+            out.push(RuleError::new(
+                RuleErrorKind::Unsatisfiable {
+                    package: requirement.package.value.clone(),
+                    specifiers: requirement.specifiers.value.to_string(),
+                },
+                file,
+                requirement.specifiers.span.clone(),
+            ));
+        }
+    }
+    if let (Some(header), Some(snippet)) = (&compiled.loop_pattern, &rule.inside.loop_header) {
+        for name in &header.metavars {
+            if !compiled.pattern.metavars.contains(name) {
+                let at = snippet
+                    .text
+                    .find(&format!("${name}"))
+                    .map_or(snippet.span.clone(), |i| {
+                        snippet.file_range(i..i + name.len() + 1)
+                    });
+                let error = RuleError::new(
+                    RuleErrorKind::UnusedLoopBinding { name: name.clone() },
+                    file,
+                    at,
+                );
+                let used: Vec<&str> = compiled
+                    .pattern
+                    .metavars
+                    .iter()
+                    .map(String::as_str)
+                    .collect();
+                out.push(match crate::rules::error::did_you_mean(name, &used) {
+                    Some(s) => error.with_help(format!(
+                        "did you mean `${s}` in `match`, or `${name}` there?"
+                    )),
+                    None => error.with_help(
+                        "use it in `match` (e.g. `$OUT = $NAME($$$ARGS)`) or bind it with `$_`",
+                    ),
+                });
+            }
+        }
+    }
+    if rule.expect.is_none() {
+        out.push(
+            RuleError::new(
+                RuleErrorKind::NoExpect {
+                    rule: rule.id.value.clone(),
+                },
+                file,
+                rule.id.span.clone(),
+            )
+            .with_help("add `expect: 1` (or `{min: 0}` to accept any count explicitly)"),
+        );
+    }
+    out
+}
+
+/// One finding, flattened for machine-readable output.
+#[derive(Debug, Serialize)]
+pub struct FindingJson {
+    /// `error` or `warning`.
+    pub severity: &'static str,
+    /// The diagnostic code.
+    pub code: &'static str,
+    /// The message.
+    pub message: String,
+    /// The rule file.
+    pub file: String,
+    /// Where the finding starts.
+    pub start: LineCol,
+    /// Where it ends.
+    pub end: LineCol,
+    /// A hint, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub help: Option<String>,
+}
+
+impl FindingJson {
+    /// Flattens a finding.
+    pub fn new(e: &RuleError) -> Self {
+        let text = e.file.text();
+        let index = LineIndex::new(text);
+        Self {
+            severity: severity_name(e),
+            code: e.kind.code_name(),
+            message: e.to_string(),
+            file: e.file_name.clone(),
+            start: index.line_col(text, e.span.start),
+            end: index.line_col(text, e.span.end.max(e.span.start)),
+            help: e.help.clone(),
+        }
+    }
+}
+
+fn severity_name(e: &RuleError) -> &'static str {
+    match e.kind.severity() {
+        Severity::Warning | Severity::Advice => "warning",
+        Severity::Error => "error",
+    }
+}
+
+/// GitHub Actions workflow commands, one line per finding.
+pub fn github(findings: &[RuleError]) -> String {
+    let escape = |s: &str| {
+        s.replace('%', "%25")
+            .replace('\r', "%0D")
+            .replace('\n', "%0A")
+    };
+    findings
+        .iter()
+        .map(|e| {
+            let f = FindingJson::new(e);
+            format!(
+                "::{} file={},line={},col={},endLine={},endColumn={},title={}::{}\n",
+                f.severity,
+                f.file,
+                f.start.line,
+                f.start.column,
+                f.end.line,
+                f.end.column,
+                f.code,
+                escape(&f.message)
+            )
+        })
+        .collect()
+}
+
+/// A SARIF 2.1.0 log of the findings.
+pub fn sarif(findings: &[RuleError]) -> serde_json::Value {
+    let mut codes: Vec<&'static str> = findings.iter().map(|e| e.kind.code_name()).collect();
+    codes.sort_unstable();
+    codes.dedup();
+    let rules: Vec<serde_json::Value> = codes
+        .iter()
+        .map(|c| serde_json::json!({"id": c, "shortDescription": {"text": c}}))
+        .collect();
+    let results: Vec<serde_json::Value> = findings
+        .iter()
+        .map(|e| {
+            let f = FindingJson::new(e);
+            let mut message = f.message.clone();
+            if let Some(h) = &f.help {
+                message.push_str(&format!(" ({h})"));
+            }
+            serde_json::json!({
+                "ruleId": f.code,
+                "ruleIndex": codes.iter().position(|c| *c == f.code),
+                "level": f.severity,
+                "message": {"text": message},
+                "locations": [{
+                    "physicalLocation": {
+                        "artifactLocation": {"uri": f.file},
+                        "region": {
+                            "startLine": f.start.line,
+                            "startColumn": f.start.column,
+                            "endLine": f.end.line,
+                            "endColumn": f.end.column,
+                        }
+                    }
+                }]
+            })
+        })
+        .collect();
+    serde_json::json!({
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {"driver": {
+                "name": "repatch",
+                "version": env!("CARGO_PKG_VERSION"),
+                "informationUri": "https://github.com/repatch/repatch",
+                "rules": rules,
+            }},
+            "results": results,
+        }]
+    })
+}

@@ -1,0 +1,94 @@
+//! `repatch lint`: findings in every output format, and exit codes.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn lint(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_repatch"))
+        .arg("lint")
+        .args(args)
+        .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")))
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap()
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+#[test]
+fn shipped_rules_lint_clean() {
+    let out = lint(&["-r", "rules", "--deny-warnings"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+}
+
+#[test]
+fn human_output_lists_every_finding() {
+    let out = lint(&["-r", "tests/fixtures/lint"]);
+    assert_eq!(out.status.code(), Some(2));
+    insta::assert_snapshot!(text(&out.stderr));
+}
+
+#[test]
+fn json_output() {
+    let out = lint(&["-r", "tests/fixtures/lint", "--format", "json"]);
+    assert_eq!(out.status.code(), Some(2));
+    insta::assert_snapshot!(text(&out.stdout));
+}
+
+#[test]
+fn warnings_alone_exit_zero_unless_denied() {
+    let dir = tempfile::tempdir().unwrap();
+    let rule = dir.path().join("r.yaml");
+    std::fs::write(
+        &rule,
+        "id: a\nmatch: \"f($X)\"\naction: {replace: \"g($X)\"}\n",
+    )
+    .unwrap();
+    let rule = rule.to_str().unwrap();
+    assert_eq!(lint(&["-r", rule]).status.code(), Some(0));
+    assert_eq!(
+        lint(&["-r", rule, "--deny-warnings"]).status.code(),
+        Some(1)
+    );
+}
+
+#[test]
+fn sarif_has_tool_rules_and_located_results() {
+    let out = lint(&["-r", "tests/fixtures/lint", "--format", "sarif"]);
+    let log: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(log["version"], "2.1.0");
+    let run = &log["runs"][0];
+    assert_eq!(run["tool"]["driver"]["name"], "repatch");
+    let rules = run["tool"]["driver"]["rules"].as_array().unwrap();
+    let results = run["results"].as_array().unwrap();
+    assert_eq!(results.len(), 4);
+    for r in results {
+        let index = r["ruleIndex"].as_u64().unwrap() as usize;
+        assert_eq!(rules[index]["id"], r["ruleId"]);
+        assert!(matches!(r["level"].as_str(), Some("error" | "warning")));
+        let loc = &r["locations"][0]["physicalLocation"];
+        assert!(
+            loc["artifactLocation"]["uri"]
+                .as_str()
+                .unwrap()
+                .ends_with(".yaml")
+        );
+        assert!(loc["region"]["startLine"].as_u64().unwrap() >= 1);
+        assert!(loc["region"]["startColumn"].as_u64().unwrap() >= 1);
+    }
+}
+
+#[test]
+fn github_annotations() {
+    let out = lint(&["-r", "tests/fixtures/lint", "--format", "github"]);
+    let annotations = text(&out.stdout);
+    assert!(
+        annotations
+            .lines()
+            .all(|l| l.starts_with("::error file=") || l.starts_with("::warning file=")),
+        "{annotations}"
+    );
+    assert!(annotations.contains("title=repatch::lint::unsatisfiable::"));
+}
