@@ -1,6 +1,6 @@
 //! The command line: argument parsing and the commands, wiring load → compile → engine → report.
 
-use std::io::{Read, Write};
+use std::io::{IsTerminal, Read, Write};
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -122,6 +122,12 @@ struct ApplyArgs {
 struct ExplainArgs {
     /// The rule file to explain.
     rule_file: PathBuf,
+    /// Show every match in FILE, with bindings, and the near misses with why they failed.
+    #[arg(long = "in", value_name = "FILE")]
+    in_file: Option<PathBuf>,
+    /// A target package version, e.g. `transformers=4.57.6` (repeatable).
+    #[arg(long = "with", value_name = "PKG=VER")]
+    with: Vec<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -373,13 +379,62 @@ fn error_kind(e: &Error) -> &'static str {
 }
 
 fn explain(args: ExplainArgs) -> Result<u8, Error> {
+    use std::fmt::Write as _;
     let rules = load_rules(std::slice::from_ref(&args.rule_file))?;
+    let mut versions = VersionEnv::default();
+    for pair in &args.with {
+        versions.insert_pair(pair)?;
+    }
+    let target = match &args.in_file {
+        Some(path) => {
+            let file = targets::collect(std::slice::from_ref(path))?
+                .into_iter()
+                .next()
+                .ok_or_else(|| Error::Usage(format!("{} holds no Python file", path.display())))?;
+            let text = targets::read(&file)?;
+            Some((file, text))
+        }
+        None => None,
+    };
+    let engine = Engine::new(&rules, &versions, None);
+    let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
     let mut out = String::new();
     for (i, rule) in rules.rules.iter().enumerate() {
         if i > 0 {
             out.push('\n');
         }
         out.push_str(&crate::report::explain_rule(rule, &describe_scope(rule)));
+        let Some((file, text)) = &target else {
+            continue;
+        };
+        let explanation = engine.explain(
+            i,
+            Target {
+                path: &file.display,
+                source: text,
+            },
+        )?;
+        let _ = writeln!(out, "\nin {}:", file.display);
+        for reason in &explanation.inactive {
+            let _ = writeln!(out, "  would not run: {reason}");
+        }
+        let n = explanation.matches.len();
+        let _ = writeln!(out, "  {n} match{}", if n == 1 { "" } else { "es" });
+        for m in &explanation.matches {
+            let _ = writeln!(out, "    at {}:{}", m.start.line, m.start.column);
+            for (name, value) in &m.bindings {
+                let value = crate::report::one_line(value, 60);
+                let _ = writeln!(out, "      ${name} = {value}");
+            }
+        }
+        if explanation.near_misses.is_empty() {
+            let _ = writeln!(out, "  no near misses");
+        } else {
+            let _ = writeln!(out, "  near misses, nearest first:");
+            for near in &explanation.near_misses {
+                out.push_str(&render(near, color));
+            }
+        }
     }
     print!("{out}");
     Ok(0)

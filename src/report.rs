@@ -172,3 +172,13 @@ pub fn explain_rule(rule: &crate::compile::CompiledRule, scope: &str) -> String 
     let _ = writeln!(out, "  literals:    {literals}");
     out
 }
+
+/// `text` on one line, shortened to about `max` characters with `…`.
+pub fn one_line(text: &str, max: usize) -> String {
+    let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if flat.chars().count() <= max {
+        return flat;
+    }
+    let cut: String = flat.chars().take(max).collect();
+    format!("{cut}…")
+}

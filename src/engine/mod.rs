@@ -4,6 +4,7 @@
 pub mod actions;
 pub mod arglist;
 pub mod error;
+pub mod explain;
 pub mod plan;
 pub mod scope;
 pub mod signature;

@@ -1,0 +1,290 @@
+//! `explain --in`: every match of one rule in one file, and the near misses with the first
+//! reason each failed — the answer to "why didn't my rule match?".
+
+use std::ops::Range;
+use std::sync::Arc;
+
+use miette::{Diagnostic, NamedSource, SourceSpan};
+use thiserror::Error;
+use tree_sitter::Node;
+
+use super::scope::{ScopeMiss, scope_bindings};
+use super::{Engine, MatchReport, PatchError, Target, gate_reason};
+use crate::compile::CompiledRule;
+use crate::pattern::PatNode;
+use crate::pattern::matcher::{Bindings, Matcher};
+use crate::python::{self, definition_name, first_syntax_error};
+use crate::source::{LineIndex, SourceFile, span};
+use crate::versions::Gate;
+
+/// How many near misses `explain` shows.
+pub const NEAR_MISSES_SHOWN: usize = 5;
+
+/// A node that fits the pattern's root but failed, with the first reason.
+#[derive(Debug, Error, Diagnostic)]
+#[error("near miss for rule `{rule}`: {reason}")]
+#[diagnostic(severity(Advice), code(repatch::explain::near_miss))]
+pub struct NearMiss {
+    /// The rule.
+    pub rule: String,
+    /// The first reason it failed.
+    pub reason: String,
+    /// The candidate's range.
+    pub candidate: Range<usize>,
+    /// Where it failed.
+    pub at: Range<usize>,
+    /// How far it got (scopes passed, then pattern depth); higher is nearer.
+    pub score: u32,
+    #[source_code]
+    src: NamedSource<Arc<str>>,
+    #[label("fails here")]
+    label: SourceSpan,
+}
+
+/// What one rule finds in one file.
+#[derive(Debug)]
+pub struct Explanation {
+    /// Why the rule would not run on this file, if it would not (version gate, `files`).
+    pub inactive: Vec<String>,
+    /// Its matches.
+    pub matches: Vec<MatchReport>,
+    /// The nearest misses, nearest first.
+    pub near_misses: Vec<NearMiss>,
+}
+
+impl Engine<'_> {
+    /// Explains rule `index` on `target`.
+    pub fn explain(&self, index: usize, target: Target<'_>) -> Result<Explanation, PatchError> {
+        let rule = &self.rules.rules[index];
+        let text = target.source;
+        let file = SourceFile::new(target.path, text);
+        let tree = python::parse(text);
+        if let Some(error) = first_syntax_error(tree.root_node()) {
+            return Err(PatchError::TargetSyntax {
+                path: target.path.to_string(),
+                reason: python::describe_syntax_error(error, text),
+                src: file.named_source(),
+                at: span(super::error_span(error, text)),
+            });
+        }
+        let mut inactive = Vec::new();
+        match self.versions.gate(&rule.rule) {
+            Gate::Open => {}
+            gate => inactive.push(format!("version gate: {}", gate_reason(&gate))),
+        }
+        if !rule.selects(target.path) {
+            let globs: Vec<&str> = rule.rule.files.iter().map(|f| f.value.as_str()).collect();
+            inactive.push(format!(
+                "files: `{}` is not selected by {}",
+                target.path,
+                globs.join(", ")
+            ));
+        }
+        let root = tree.root_node();
+        let found = self.find(text, root, &[index]).remove(0);
+        let lines = LineIndex::new(text);
+        let matches = found
+            .iter()
+            .map(|m| {
+                let r = m.node.byte_range();
+                MatchReport {
+                    start: lines.line_col(text, r.start),
+                    end: lines.line_col(text, r.end),
+                    range: r,
+                    bindings: m
+                        .bindings
+                        .named()
+                        .map(|(n, c)| (n.to_string(), c.text(text).to_string()))
+                        .collect(),
+                    edits: Vec::new(),
+                }
+            })
+            .collect::<Vec<_>>();
+        let matched: Vec<usize> = found.iter().map(|m| m.node.id()).collect();
+        let mut near = near_misses(rule, root, text, &matched);
+        near.sort_by(|a, b| b.2.cmp(&a.2).then(a.0.start.cmp(&b.0.start)));
+        // Several candidates failing at the same place for the same reason are one near miss.
+        let mut seen = std::collections::HashSet::new();
+        near.retain(|(_, at, _, reason)| seen.insert((at.clone(), reason.clone())));
+        near.truncate(NEAR_MISSES_SHOWN);
+        let near_misses = near
+            .into_iter()
+            .map(|(candidate, mismatch_at, score, reason)| NearMiss {
+                rule: rule.id().to_string(),
+                label: span(mismatch_at.clone()),
+                reason,
+                candidate,
+                at: mismatch_at,
+                score,
+                src: file.named_source(),
+            })
+            .collect();
+        Ok(Explanation {
+            inactive,
+            matches,
+            near_misses,
+        })
+    }
+}
+
+/// (candidate, where it failed, score, reason) for every node of the pattern root's kind that
+/// holds one of the pattern's literals and did not match.
+fn near_misses(
+    rule: &CompiledRule,
+    root: Node<'_>,
+    text: &str,
+    matched: &[usize],
+) -> Vec<(Range<usize>, Range<usize>, u32, String)> {
+    let Some(kind) = rule.pattern.root.kind() else {
+        return Vec::new();
+    };
+    let matcher = Matcher::new(text);
+    let head = head_identifier(&rule.pattern.root);
+    let mut out = Vec::new();
+    let mut cursor = root.walk();
+    let mut stack = vec![root];
+    while let Some(node) = stack.pop() {
+        stack.extend(node.named_children(&mut cursor));
+        if node.kind() != kind || matched.contains(&node.id()) {
+            continue;
+        }
+        if let Some(head) = &head
+            && !text[node.byte_range()].contains(head.as_str())
+        {
+            continue;
+        }
+        let (at, score, reason) = match scope_bindings(rule, node, text, &matcher) {
+            Ok(seeds) => {
+                let mut bindings = seeds.into_iter().next().unwrap_or_default();
+                match matcher.why_not(&rule.pattern.root, node, &mut bindings) {
+                    Some(m) => (m.at, 3000 + m.depth, m.reason),
+                    None => continue,
+                }
+            }
+            Err(miss) => scope_reason(rule, node, text, &matcher, &miss),
+        };
+        out.push((node.byte_range(), at, score, reason));
+    }
+    out
+}
+
+/// The name a candidate must mention to count as a near miss: the callee of the pattern's
+/// first call (`layer` in `self.layer(...)`), when that is written out rather than a metavariable.
+fn head_identifier(root: &PatNode) -> Option<String> {
+    let PatNode::Node(n) = root else { return None };
+    if n.kind == "call" {
+        let (_, function) = n
+            .children
+            .iter()
+            .find(|(f, _)| f.as_deref() == Some("function"))?;
+        return match function {
+            PatNode::Node(f) if f.text.is_some() => f.text.clone(),
+            PatNode::Node(f) if f.kind == "attribute" => match f.children.last() {
+                Some((_, PatNode::Node(a))) => a.text.clone(),
+                _ => None,
+            },
+            _ => None,
+        };
+    }
+    n.children.iter().find_map(|(_, c)| head_identifier(c))
+}
+
+fn enclosing<'t>(node: Node<'t>, kind: &str) -> Option<Node<'t>> {
+    std::iter::successors(node.parent(), |n| n.parent()).find(|n| n.kind() == kind)
+}
+
+fn scope_reason(
+    rule: &CompiledRule,
+    node: Node<'_>,
+    text: &str,
+    matcher: &Matcher<'_>,
+    miss: &ScopeMiss,
+) -> (Range<usize>, u32, String) {
+    let inside = &rule.rule.inside;
+    let header = |n: Node<'_>| {
+        n.child_by_field_name("name")
+            .map_or(n.byte_range(), |name| name.byte_range())
+    };
+    match miss {
+        ScopeMiss::Class => {
+            let wanted = inside
+                .class
+                .as_ref()
+                .map(|c| c.to_string())
+                .unwrap_or_default();
+            match enclosing(node, "class_definition") {
+                Some(c) => (
+                    header(c),
+                    0,
+                    format!(
+                        "inside `class {}`, rule wants class {wanted}",
+                        definition_name(c, text).unwrap_or("?")
+                    ),
+                ),
+                None => (
+                    node.byte_range(),
+                    0,
+                    format!("not inside a class; rule wants class {wanted}"),
+                ),
+            }
+        }
+        ScopeMiss::Function => {
+            let wanted = inside
+                .function
+                .as_ref()
+                .map(|f| f.to_string())
+                .unwrap_or_default();
+            match enclosing(node, "function_definition") {
+                Some(f) => (
+                    header(f),
+                    1000,
+                    format!(
+                        "inside `def {}`, rule wants function {wanted}",
+                        definition_name(f, text).unwrap_or("?")
+                    ),
+                ),
+                None => (
+                    node.byte_range(),
+                    1000,
+                    format!("not inside a function; rule wants function {wanted}"),
+                ),
+            }
+        }
+        ScopeMiss::Loop => {
+            let Some(pattern) = &rule.loop_pattern else {
+                return (node.byte_range(), 2000, "out of scope".into());
+            };
+            let wanted = pattern.source.trim();
+            let Some(for_node) = std::iter::successors(node.parent(), |n| n.parent())
+                .find(|n| n.kind() == "for_statement")
+            else {
+                return (
+                    node.byte_range(),
+                    2000,
+                    format!("not inside a loop `{wanted}`"),
+                );
+            };
+            let mut bindings = Bindings::default();
+            let parts = [
+                (&pattern.left, for_node.child_by_field_name("left")),
+                (&pattern.right, for_node.child_by_field_name("right")),
+            ];
+            for (p, n) in parts {
+                if let Some(n) = n
+                    && let Some(m) = matcher.why_not(p, n, &mut bindings)
+                {
+                    return (
+                        m.at,
+                        2000 + m.depth,
+                        format!("the enclosing loop does not fit `{wanted}`: {}", m.reason),
+                    );
+                }
+            }
+            (
+                node.byte_range(),
+                2000,
+                format!("not in the body of a loop `{wanted}`"),
+            )
+        }
+    }
+}

@@ -1,0 +1,53 @@
+//! `repatch explain`: the rule as compiled, and with `--in` its matches and near misses.
+
+use std::path::Path;
+use std::process::Command;
+
+fn explain(args: &[&str]) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_repatch"))
+        .arg("explain")
+        .args(args)
+        .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")))
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn without_in_shows_the_rule_query_and_literals() {
+    insta::assert_snapshot!(explain(&["tests/fixtures/explain/use-cache.yaml"]));
+}
+
+#[test]
+fn with_in_shows_matches_bindings_and_near_misses() {
+    let out = explain(&[
+        "tests/fixtures/explain/use-cache.yaml",
+        "--in",
+        "tests/fixtures/explain/modeling_demo.py",
+        "--with",
+        "transformers=4.50.3",
+    ]);
+    // The three kinds of near miss: a scope, a loop header, and an argument.
+    // (miette wraps long messages, so look for the parts that stay on one line.)
+    assert!(
+        out.contains("inside `class DemoEncoder`, rule wants class"),
+        "{out}"
+    );
+    assert!(out.contains("wants `layers`, found `blocks`"), "{out}");
+    assert!(
+        out.contains("argument 2 is positional, pattern wants keyword"),
+        "{out}"
+    );
+    assert!(
+        out.contains("version gate: transformers 4.50.3 does not satisfy >=4.52"),
+        "{out}"
+    );
+    insta::assert_snapshot!(out);
+}
