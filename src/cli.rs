@@ -35,6 +35,21 @@ enum Command {
     /// Check rule files: everything the loader rejects, plus duplicates, empty version ranges,
     /// unused loop bindings and rules without `expect`.
     Lint(LintArgs),
+    /// Run the test cases rules carry, against their snapshots.
+    Test(TestArgs),
+}
+
+#[derive(Debug, Args)]
+struct TestArgs {
+    /// A rule file or a folder of them (repeatable); default `./rules`.
+    #[arg(short = 'r', long = "rules", value_name = "RULES")]
+    rules: Vec<PathBuf>,
+    /// Write snapshots for the cases whose output differs (or has none yet).
+    #[arg(long)]
+    update: bool,
+    /// Run only the rules whose id contains ID.
+    #[arg(long, value_name = "ID")]
+    filter: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -155,6 +170,7 @@ pub fn run() -> u8 {
         Command::Explain(args) => explain(args),
         Command::Fmt(args) => fmt(args),
         Command::Lint(args) => lint(args),
+        Command::Test(args) => test(args),
     };
     match result {
         Ok(code) => code,
@@ -552,4 +568,49 @@ fn lint(args: LintArgs) -> Result<u8, Error> {
     } else {
         0
     })
+}
+
+fn test(args: TestArgs) -> Result<u8, Error> {
+    let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+    let (green, red, reset) = if color {
+        ("\x1b[32m", "\x1b[31m", "\x1b[0m")
+    } else {
+        ("", "", "")
+    };
+    let mut rules = Vec::new();
+    for path in rule_paths(&args.rules) {
+        rules.extend(crate::rules::load_path(&path)?);
+    }
+    let (mut passed, mut failed) = (0, 0);
+    for rule in &rules {
+        if args
+            .filter
+            .as_ref()
+            .is_some_and(|f| !rule.id.value.contains(f.as_str()))
+        {
+            continue;
+        }
+        for result in crate::testing::run_rule(rule, args.update)? {
+            let name = format!("{} › {}", result.rule, result.case);
+            match &result.failure {
+                None if result.updated => {
+                    passed += 1;
+                    println!("{green}UPDATED{reset} {name}");
+                }
+                None => {
+                    passed += 1;
+                    println!("{green}PASS{reset} {name}");
+                }
+                Some(failure) => {
+                    failed += 1;
+                    println!("{red}FAIL{reset} {name}: {}", failure.message);
+                    if let Some((expected, actual)) = &failure.texts {
+                        print!("{}", crate::testing::colored_diff(expected, actual, color));
+                    }
+                }
+            }
+        }
+    }
+    println!("{passed} passed, {failed} failed");
+    Ok(u8::from(failed > 0))
 }

@@ -16,6 +16,7 @@ pub mod report;
 pub mod rules;
 pub mod source;
 pub mod targets;
+pub mod testing;
 pub mod versions;
 
 pub use error::Error;

@@ -72,16 +72,21 @@ pub fn read(file: &TargetFile) -> Result<String, Error> {
     decode(&file.display, bytes)
 }
 
-/// Replaces `path`'s contents atomically: a temporary file in the same folder, given the
-/// original's permissions, then renamed over it. Readers see the old file or the new one.
+/// Replaces (or creates) `path`'s contents atomically: a temporary file in the same folder,
+/// given the original's permissions, then renamed over it. Readers see the old file or the new.
 pub fn write_atomic(path: &Path, contents: &str) -> Result<(), Error> {
     let dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
-    let permissions = fs::metadata(path)
-        .map_err(|e| Error::io(path, e))?
-        .permissions();
+    let permissions = match fs::metadata(path) {
+        Ok(m) => m.permissions(),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            use std::os::unix::fs::PermissionsExt;
+            fs::Permissions::from_mode(0o644)
+        }
+        Err(e) => return Err(Error::io(path, e)),
+    };
     let mut temp = tempfile::Builder::new()
         .prefix(".repatch-")
         .tempfile_in(dir)

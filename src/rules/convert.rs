@@ -13,7 +13,7 @@ use super::Syntax;
 use super::error::{RuleError, RuleErrorKind, did_you_mean};
 use super::model::{
     Action, Expect, Inside, NameFilter, Origin, Phase, Requirement, Rule, Snippet, Spanned,
-    normalize_package,
+    TEST_ERROR_KINDS, TestCase, TestExpectation, normalize_package,
 };
 use super::spans::{Path, Seg, SpanIndex};
 use crate::source::SourceFile;
@@ -29,6 +29,17 @@ pub const RULE_KEYS: &[&str] = &[
     "match",
     "action",
     "expect",
+    "tests",
+];
+/// The keys of a test case.
+pub const TEST_KEYS: &[&str] = &[
+    "name",
+    "before",
+    "with",
+    "phase",
+    "path",
+    "unchanged",
+    "error",
 ];
 /// The keys of `inside`.
 pub const INSIDE_KEYS: &[&str] = &["class", "function", "loop"];
@@ -259,6 +270,10 @@ impl Cx<'_> {
         let expect = field("expect")
             .map(|(p, v)| self.expect(&p, v))
             .transpose()?;
+        let tests = match field("tests") {
+            Some((p, v)) => self.tests(&p, v)?,
+            None => Vec::new(),
+        };
         Ok(Rule {
             id,
             description,
@@ -269,6 +284,7 @@ impl Cx<'_> {
             pattern,
             action,
             expect,
+            tests,
             origin: Origin {
                 file: self.file.clone(),
                 span: self.spans.value(&path),
@@ -505,6 +521,125 @@ impl Cx<'_> {
                 })
             }
         }
+    }
+
+    fn tests(&self, path: &[Seg], value: &Value) -> Result<Vec<TestCase>, RuleError> {
+        let Value::Sequence(items) = value else {
+            return Err(self.wrong_type(path, "tests", "a list of test cases", value));
+        };
+        let mut cases: Vec<TestCase> = Vec::new();
+        for (i, item) in items.iter().enumerate() {
+            let p = child(path, Seg::Index(i));
+            let Value::Mapping(map) = item else {
+                return Err(self.wrong_type(&p, "tests", "a test case mapping", item));
+            };
+            self.check_keys(&p, map, TEST_KEYS, "a test case")?;
+            let get = |key: &str| map.get(key).map(|v| (key_path(&p, key), v));
+            let missing = |key: &str| {
+                self.error(
+                    RuleErrorKind::MissingKey {
+                        key: key.to_string(),
+                        within: "a test case".into(),
+                    },
+                    self.spans.value(&p),
+                )
+            };
+            let name = match get("name") {
+                Some((np, v)) => self.string(&np, "name", v)?,
+                None => return Err(missing("name")),
+            };
+            if !name
+                .value
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+                || name.value.is_empty()
+            {
+                return Err(self.invalid(
+                    &key_path(&p, "name"),
+                    "name",
+                    "a test name is a file name: letters, digits, `-`, `_`, `.`",
+                ));
+            }
+            if cases.iter().any(|c| c.name.value == name.value) {
+                return Err(self.invalid(
+                    &key_path(&p, "name"),
+                    "name",
+                    format!("another test case is named `{}`", name.value),
+                ));
+            }
+            let before = match get("before") {
+                Some((bp, v)) => self.string(&bp, "before", v)?.value,
+                None => return Err(missing("before")),
+            };
+            let mut versions = Vec::new();
+            if let Some((wp, v)) = get("with") {
+                let Value::Mapping(m) = v else {
+                    return Err(self.wrong_type(&wp, "with", "a mapping of package to version", v));
+                };
+                for (k, ver) in m {
+                    let Some(package) = k.as_str() else {
+                        return Err(self.wrong_type(&wp, "with", "a package name", k));
+                    };
+                    let vp = key_path(&wp, package);
+                    let Value::String(text) = ver else {
+                        return Err(self
+                            .wrong_type(&vp, package, "a quoted version", ver)
+                            .with_help(
+                                "quote versions: \"4.57.6\" (4.50 and 4.5 are different versions)",
+                            ));
+                    };
+                    if let Err(e) = pep440_rs::Version::from_str(text) {
+                        return Err(self.invalid(&vp, package, e.to_string()));
+                    }
+                    versions.push((normalize_package(package), text.clone()));
+                }
+            }
+            let phase = get("phase").map(|(pp, v)| self.phase(&pp, v)).transpose()?;
+            let test_path = get("path")
+                .map(|(pp, v)| self.string(&pp, "path", v))
+                .transpose()?
+                .map(|s| s.value);
+            let unchanged = match get("unchanged") {
+                Some((_, Value::Bool(b))) => *b,
+                Some((up, v)) => return Err(self.wrong_type(&up, "unchanged", "true or false", v)),
+                None => false,
+            };
+            let error = get("error")
+                .map(|(ep, v)| {
+                    let kind = self.string(&ep, "error", v)?;
+                    if TEST_ERROR_KINDS.contains(&kind.value.as_str()) {
+                        Ok(kind.value)
+                    } else {
+                        Err(self.invalid(
+                            &ep,
+                            "error",
+                            format!("expected one of {}", TEST_ERROR_KINDS.join(", ")),
+                        ))
+                    }
+                })
+                .transpose()?;
+            let expectation = match (unchanged, error) {
+                (true, Some(_)) => {
+                    return Err(self.invalid(
+                        &p,
+                        "tests",
+                        "a case expects `unchanged` or an `error`, not both",
+                    ));
+                }
+                (true, None) => TestExpectation::Unchanged,
+                (false, Some(kind)) => TestExpectation::Error(kind),
+                (false, None) => TestExpectation::Snapshot,
+            };
+            cases.push(TestCase {
+                name,
+                before,
+                versions,
+                phase,
+                path: test_path,
+                expectation,
+            });
+        }
+        Ok(cases)
     }
 
     fn expect(&self, path: &[Seg], value: &Value) -> Result<Expect, RuleError> {

@@ -49,7 +49,7 @@ pub fn read(text: &str) -> Result<(Value, SpanIndex), DslSyntaxError> {
         spans.set_value(id_path, range(&id));
         map.insert("id".into(), Value::String(id.as_str().to_string()));
         for statement in inner {
-            statement_into(statement, &base, &mut map, &mut spans)?;
+            statement_into(statement, &base, &mut map, &mut spans, true)?;
         }
         rules.push(Value::Mapping(map));
     }
@@ -73,6 +73,7 @@ fn statement_into(
     base: &[Seg],
     map: &mut Mapping,
     spans: &mut SpanIndex,
+    rule_level: bool,
 ) -> Result<(), DslSyntaxError> {
     let statement_span = range(&statement);
     let mut items: Vec<Pair<'_, Rule>> = statement.into_inner().collect();
@@ -99,7 +100,7 @@ fn statement_into(
         }
         keys.push((item.as_str().to_string(), range(item)));
     }
-    if ACTION_NAMES.contains(&keys[0].0.as_str()) {
+    if rule_level && ACTION_NAMES.contains(&keys[0].0.as_str()) {
         // `replace `...`` is shorthand for `action replace `...``.
         keys.insert(0, ("action".into(), keys[0].1.clone()));
     }
@@ -114,7 +115,7 @@ fn statement_into(
             if existing.is_some() {
                 return Err(duplicate(&keys, key_span.start..statement_span.end));
             }
-            let converted = to_value(&value, &path, spans);
+            let converted = to_value(&value, &path, spans)?;
             spans.set_value(path.clone(), range(&value));
             target.insert(key.as_str().into(), converted);
             return Ok(());
@@ -145,8 +146,12 @@ fn duplicate(keys: &[(String, Range<usize>)], span: Range<usize>) -> DslSyntaxEr
 }
 
 /// Converts a value token into the value YAML would have loaded for it.
-fn to_value(pair: &Pair<'_, Rule>, path: &[Seg], spans: &mut SpanIndex) -> Value {
-    match pair.as_rule() {
+fn to_value(
+    pair: &Pair<'_, Rule>,
+    path: &[Seg],
+    spans: &mut SpanIndex,
+) -> Result<Value, DslSyntaxError> {
+    Ok(match pair.as_rule() {
         Rule::string => Value::String(unescape(pair.clone().into_inner().as_str())),
         Rule::code => Value::String(pair.clone().into_inner().as_str().to_string()),
         Rule::code_block => Value::String(dedent(pair.clone().into_inner().as_str())),
@@ -161,10 +166,17 @@ fn to_value(pair: &Pair<'_, Rule>, path: &[Seg], spans: &mut SpanIndex) -> Value
                     spans.set_value(p.clone(), range(&item));
                     to_value(&item, &p, spans)
                 })
-                .collect(),
+                .collect::<Result<_, _>>()?,
         ),
+        Rule::block => {
+            let mut map = Mapping::new();
+            for statement in pair.clone().into_inner() {
+                statement_into(statement, path, &mut map, spans, false)?;
+            }
+            Value::Mapping(map)
+        }
         _ => word_value(pair.as_str()),
-    }
+    })
 }
 
 /// A bare word: `true`/`false`, a number, or text.
@@ -205,22 +217,33 @@ fn unescape(s: &str) -> String {
 }
 
 /// The lines of a fenced block without the closing fence's line and the common indentation.
+/// A blank line before the closing fence stands for a final line break, so a block can hold
+/// a whole Python file exactly.
 pub fn dedent(block: &str) -> String {
     let body = block.trim_end_matches([' ', '\t']);
     let body = body
         .strip_suffix("\r\n")
         .or_else(|| body.strip_suffix('\n'))
         .unwrap_or(body);
+    let (body, final_break) = match body.strip_suffix('\n') {
+        Some(rest) => (rest.strip_suffix('\r').unwrap_or(rest), true),
+        None => (body, false),
+    };
     let indent = body
         .lines()
         .filter(|l| !l.trim().is_empty())
         .map(|l| l.len() - l.trim_start_matches([' ', '\t']).len())
         .min()
         .unwrap_or(0);
-    body.lines()
+    let mut out = body
+        .lines()
         .map(|l| l.get(indent..).unwrap_or(l.trim_start()))
         .collect::<Vec<_>>()
-        .join("\n")
+        .join("\n");
+    if final_break {
+        out.push('\n');
+    }
+    out
 }
 
 fn phrase(expected: &Rule) -> &'static str {
@@ -232,6 +255,7 @@ fn phrase(expected: &Rule) -> &'static str {
         Rule::code | Rule::code_block => "Python code in backticks",
         Rule::specifier => "a version specifier such as >=4.52",
         Rule::list => "a [list]",
+        Rule::block => "a { block }",
         Rule::word => "a word",
         Rule::EOI => "the end of the file",
         Rule::string_inner => "the closing `\"`",

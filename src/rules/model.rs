@@ -314,6 +314,39 @@ pub struct Rule {
     pub action: Action,
     /// How many matches each selected file must have.
     pub expect: Option<Expect>,
+    /// Test cases carried in the rule.
+    pub tests: Vec<TestCase>,
     /// Where the rule was read from.
     pub origin: Origin,
+}
+
+/// What a rule test case expects.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TestExpectation {
+    /// The patched text equals the stored snapshot.
+    Snapshot,
+    /// The rule leaves the source as it is.
+    Unchanged,
+    /// Patching fails with this kind of error: `drift`, `conflict` or `error` (any other).
+    Error(String),
+}
+
+/// The kinds of error a test case may expect.
+pub const TEST_ERROR_KINDS: &[&str] = &["drift", "conflict", "error"];
+
+/// One test case of a rule: a source, the versions to gate with, and what should happen.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TestCase {
+    /// The case's name, unique within the rule; also its snapshot's file name.
+    pub name: Spanned<String>,
+    /// The source to patch.
+    pub before: String,
+    /// Package versions, name → version text.
+    pub versions: Vec<(String, String)>,
+    /// Run only this phase.
+    pub phase: Option<Phase>,
+    /// The path the rule's `files` globs see; derived from them when absent.
+    pub path: Option<String>,
+    /// What should happen.
+    pub expectation: TestExpectation,
 }

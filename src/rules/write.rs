@@ -5,10 +5,10 @@
 
 use serde_yaml::{Mapping, Value};
 
-use super::model::{Action, Expect, NameFilter, Rule, original_regex};
+use super::model::{Action, Expect, NameFilter, Rule, TestCase, TestExpectation, original_regex};
 
 /// Keys whose values are Python code, written in backticks in the DSL.
-const CODE_KEYS: &[&str] = &["match", "loop", "replace"];
+const CODE_KEYS: &[&str] = &["match", "loop", "replace", "before"];
 
 /// The canonical value tree of a rule: keys in schema order, defaults written out.
 pub fn to_value(rule: &Rule) -> Value {
@@ -63,7 +63,46 @@ pub fn to_value(rule: &Rule) -> Value {
     if let Some(e) = rule.expect {
         put("expect", expect_value(e));
     }
+    if !rule.tests.is_empty() {
+        put(
+            "tests",
+            Value::Sequence(rule.tests.iter().map(test_value).collect()),
+        );
+    }
     Value::Mapping(map)
+}
+
+fn test_value(case: &TestCase) -> Value {
+    let mut m = Mapping::new();
+    m.insert("name".into(), case.name.value.clone().into());
+    if !case.versions.is_empty() {
+        m.insert(
+            "with".into(),
+            Value::Mapping(
+                case.versions
+                    .iter()
+                    .map(|(p, v)| (p.clone().into(), v.clone().into()))
+                    .collect(),
+            ),
+        );
+    }
+    if let Some(phase) = case.phase {
+        m.insert("phase".into(), phase.name().into());
+    }
+    if let Some(path) = &case.path {
+        m.insert("path".into(), path.clone().into());
+    }
+    m.insert("before".into(), case.before.clone().into());
+    match &case.expectation {
+        TestExpectation::Snapshot => {}
+        TestExpectation::Unchanged => {
+            m.insert("unchanged".into(), true.into());
+        }
+        TestExpectation::Error(kind) => {
+            m.insert("error".into(), kind.clone().into());
+        }
+    }
+    Value::Mapping(m)
 }
 
 fn action_value(action: &Action) -> Value {
@@ -134,37 +173,50 @@ fn dsl_rule(rule: &Rule) -> String {
         match key {
             "id" => {}
             // `action replace ...` is written as the shorter `replace ...`.
-            "action" => statements(&mut out, &[], value),
-            _ => statements(&mut out, &[key], value),
+            "action" => statements(&mut out, "  ", &[], value),
+            _ => statements(&mut out, "  ", &[key], value),
         }
     }
     out
 }
 
-fn statements(out: &mut String, keys: &[&str], value: &Value) {
+fn statements(out: &mut String, indent: &str, keys: &[&str], value: &Value) {
     if let Value::Mapping(map) = value {
         for (k, v) in map {
             let mut path = keys.to_vec();
             path.push(k.as_str().unwrap_or_default());
-            statements(out, &path, v);
+            statements(out, indent, &path, v);
         }
         return;
     }
-    out.push_str("  ");
+    out.push_str(indent);
     out.push_str(&keys.join(" "));
     out.push(' ');
-    out.push_str(&dsl_value(keys, value));
+    out.push_str(&dsl_value(indent, keys, value));
     out.push('\n');
 }
 
-fn dsl_value(keys: &[&str], value: &Value) -> String {
+fn dsl_value(indent: &str, keys: &[&str], value: &Value) -> String {
     match value {
-        Value::String(s) => dsl_string(keys, s),
+        Value::String(s) => dsl_string(indent, keys, s),
+        // A list of mappings (test cases) is written one `{ block }` per item.
+        Value::Sequence(items) if items.iter().any(Value::is_mapping) => {
+            let inner = format!("{indent}    ");
+            let mut out = String::from("[\n");
+            for item in items {
+                out.push_str(&format!("{indent}  {{\n"));
+                statements(&mut out, &inner, &[], item);
+                out.push_str(&format!("{indent}  }},\n"));
+            }
+            out.push_str(indent);
+            out.push(']');
+            out
+        }
         Value::Sequence(items) => format!(
             "[{}]",
             items
                 .iter()
-                .map(|v| dsl_value(keys, v))
+                .map(|v| dsl_value(indent, keys, v))
                 .collect::<Vec<_>>()
                 .join(", ")
         ),
@@ -174,25 +226,26 @@ fn dsl_value(keys: &[&str], value: &Value) -> String {
     }
 }
 
-fn dsl_string(keys: &[&str], s: &str) -> String {
+fn dsl_string(indent: &str, keys: &[&str], s: &str) -> String {
     let last = keys.last().copied().unwrap_or_default();
     let is_code = CODE_KEYS.contains(&last) || keys.contains(&"set_kwargs");
     if is_code && !s.contains('`') {
         if !s.contains('\n') {
             return format!("`{s}`");
         }
-        let indent = "    ";
         let body: Vec<String> = s
             .lines()
             .map(|l| {
                 if l.is_empty() {
                     String::new()
                 } else {
-                    format!("{indent}{l}")
+                    format!("{indent}  {l}")
                 }
             })
             .collect();
-        return format!("```\n{}\n  ```", body.join("\n"));
+        // A final line break is written as a blank line before the closing fence.
+        let final_break = if s.ends_with('\n') { "\n" } else { "" };
+        return format!("```\n{}\n{final_break}{indent}```", body.join("\n"));
     }
     let plain_word = !s.is_empty()
         && s.chars()

@@ -1,0 +1,230 @@
+//! `repatch test`: runs the test cases rules carry, against snapshot files beside them.
+//!
+//! A case is either inline (`tests:` in the rule) or a file `NAME.py` in the folder
+//! `<rule-id>.tests/` beside the rule file, whose leading `# repatch:` comment lines give its
+//! settings (`with PKG=VER`, `phase P`, `path P`, `unchanged`, `error KIND`). The expected
+//! output of a case `NAME` is `<rule-id>.tests/NAME.expected.py`.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use crate::compile::RuleSet;
+use crate::engine::{Engine, Target};
+use crate::error::Error;
+use crate::rules::model::{Rule, Spanned, TestCase, TestExpectation};
+use crate::versions::VersionEnv;
+
+/// The result of one case.
+#[derive(Debug)]
+pub struct CaseResult {
+    /// The rule's id.
+    pub rule: String,
+    /// The case's name.
+    pub case: String,
+    /// `None` when it passed; otherwise what went wrong.
+    pub failure: Option<Failure>,
+    /// Whether `--update` wrote its snapshot.
+    pub updated: bool,
+}
+
+/// Why a case failed.
+#[derive(Debug)]
+pub struct Failure {
+    /// In a sentence.
+    pub message: String,
+    /// The expected text and the text produced, where a comparison failed.
+    pub texts: Option<(String, String)>,
+}
+
+/// The folder holding a rule's test files and snapshots.
+pub fn tests_dir(rule: &Rule) -> PathBuf {
+    let file = Path::new(rule.origin.file.name());
+    let dir = file.parent().unwrap_or(Path::new("."));
+    dir.join(format!("{}.tests", rule.id.value))
+}
+
+/// The cases of a rule: inline ones, then the files in its tests folder (in name order).
+pub fn cases(rule: &Rule) -> Result<Vec<TestCase>, Error> {
+    let mut cases = rule.tests.clone();
+    let dir = tests_dir(rule);
+    let Ok(entries) = fs::read_dir(&dir) else {
+        return Ok(cases);
+    };
+    let mut files: Vec<PathBuf> = entries
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.extension().is_some_and(|e| e == "py")
+                && !p.to_string_lossy().ends_with(".expected.py")
+        })
+        .collect();
+    files.sort();
+    for file in files {
+        let before = fs::read_to_string(&file).map_err(|e| Error::io(&file, e))?;
+        let name = file
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        cases.push(file_case(&file, name, before)?);
+    }
+    Ok(cases)
+}
+
+/// A case from a file, configured by its leading `# repatch:` lines.
+fn file_case(file: &Path, name: String, before: String) -> Result<TestCase, Error> {
+    let mut case = TestCase {
+        name: Spanned::new(name, 0..0),
+        before: String::new(),
+        versions: Vec::new(),
+        phase: None,
+        path: None,
+        expectation: TestExpectation::Snapshot,
+    };
+    let bad = |line: &str| {
+        Error::Usage(format!(
+            "{}: cannot read test directive `{line}` (with PKG=VER, phase P, path P, unchanged, error drift|conflict|error)",
+            file.display()
+        ))
+    };
+    for line in before.lines() {
+        let Some(directive) = line.strip_prefix("# repatch:") else {
+            break;
+        };
+        let directive = directive.trim();
+        let (word, rest) = directive.split_once(' ').unwrap_or((directive, ""));
+        let rest = rest.trim();
+        match word {
+            "with" => {
+                let (p, v) = rest.split_once('=').ok_or_else(|| bad(line))?;
+                case.versions
+                    .push((p.trim().to_string(), v.trim().to_string()));
+            }
+            "phase" => case.phase = Some(rest.parse().map_err(|()| bad(line))?),
+            "path" => case.path = Some(rest.to_string()),
+            "unchanged" => case.expectation = TestExpectation::Unchanged,
+            "error" if crate::rules::model::TEST_ERROR_KINDS.contains(&rest) => {
+                case.expectation = TestExpectation::Error(rest.to_string());
+            }
+            _ => return Err(bad(line)),
+        }
+    }
+    case.before = before;
+    Ok(case)
+}
+
+/// A path the rule's first `files` glob selects, for cases that give none.
+pub fn default_path(rule: &Rule) -> String {
+    let Some(glob) = rule.files.first() else {
+        return "test.py".to_string();
+    };
+    let mut path = glob.value.replace("**/", "").replace("/**", "");
+    for c in ['*', '?'] {
+        path = path.replace(c, "x");
+    }
+    path
+}
+
+/// Runs every case of `rule`; `update` writes snapshots instead of comparing them.
+pub fn run_rule(rule: &Rule, update: bool) -> Result<Vec<CaseResult>, Error> {
+    let set = RuleSet::compile(vec![rule.clone()])?;
+    let mut results = Vec::new();
+    for case in cases(rule)? {
+        let mut versions = VersionEnv::default();
+        for (p, v) in &case.versions {
+            versions.insert_pair(&format!("{p}={v}"))?;
+        }
+        let path = case.path.clone().unwrap_or_else(|| default_path(rule));
+        let engine = Engine::new(&set, &versions, case.phase);
+        let outcome = engine.patch(Target {
+            path: &path,
+            source: &case.before,
+        });
+        let snapshot = tests_dir(rule).join(format!("{}.expected.py", case.name.value));
+        let mut updated = false;
+        let failure = match (&case.expectation, outcome) {
+            (TestExpectation::Error(kind), Err(e)) => {
+                let got = error_kind(e.kind());
+                (got != kind).then(|| Failure {
+                    message: format!("expected a `{kind}` error, got `{got}`: {e}"),
+                    texts: None,
+                })
+            }
+            (TestExpectation::Error(kind), Ok(p)) => Some(Failure {
+                message: format!("expected a `{kind}` error, but patching succeeded"),
+                texts: Some((case.before.clone(), p.output)),
+            }),
+            (_, Err(e)) => Some(Failure {
+                message: format!("patching failed: {e}"),
+                texts: None,
+            }),
+            (TestExpectation::Unchanged, Ok(p)) => (p.output != case.before).then(|| Failure {
+                message: "expected the source unchanged".into(),
+                texts: Some((case.before.clone(), p.output)),
+            }),
+            (TestExpectation::Snapshot, Ok(p)) => {
+                let stored = fs::read_to_string(&snapshot).ok();
+                if update && stored.as_deref() != Some(p.output.as_str()) {
+                    if let Some(dir) = snapshot.parent() {
+                        fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+                    }
+                    crate::targets::write_atomic(&snapshot, &p.output)?;
+                    updated = true;
+                    None
+                } else {
+                    match stored {
+                        None => Some(Failure {
+                            message: format!(
+                                "no snapshot {}; run `repatch test --update` to write it",
+                                snapshot.display()
+                            ),
+                            texts: None,
+                        }),
+                        Some(s) if s != p.output => Some(Failure {
+                            message: format!("output differs from {}", snapshot.display()),
+                            texts: Some((s, p.output)),
+                        }),
+                        Some(_) => None,
+                    }
+                }
+            }
+        };
+        results.push(CaseResult {
+            rule: rule.id.value.clone(),
+            case: case.name.value.clone(),
+            failure,
+            updated,
+        });
+    }
+    Ok(results)
+}
+
+/// The test-case name of an engine error kind.
+fn error_kind(kind: &str) -> &'static str {
+    match kind {
+        "drift" => "drift",
+        "conflict" => "conflict",
+        _ => "error",
+    }
+}
+
+/// A unified diff of expected → actual, coloured for a terminal when `color`.
+pub fn colored_diff(expected: &str, actual: &str, color: bool) -> String {
+    let diff = similar::TextDiff::from_lines(expected, actual)
+        .unified_diff()
+        .header("expected", "actual")
+        .to_string();
+    if !color {
+        return diff;
+    }
+    diff.lines()
+        .map(|l| {
+            if l.starts_with('+') && !l.starts_with("+++") {
+                format!("\x1b[32m{l}\x1b[0m\n")
+            } else if l.starts_with('-') && !l.starts_with("---") {
+                format!("\x1b[31m{l}\x1b[0m\n")
+            } else {
+                format!("{l}\n")
+            }
+        })
+        .collect()
+}

@@ -1,0 +1,81 @@
+//! `repatch test`: rule test cases, inline and in `<rule-id>.tests/`, against snapshots.
+
+use std::fs;
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn run(args: &[&str], dir: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_repatch"))
+        .args(args)
+        .current_dir(dir)
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap()
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+#[test]
+fn every_shipped_rule_passes_its_tests() {
+    let out = run(
+        &["test", "-r", "rules"],
+        Path::new(env!("CARGO_MANIFEST_DIR")),
+    );
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(stdout.trim_end().ends_with(" passed, 0 failed"), "{stdout}");
+    // Each shipped rule has a case that patches, one the version gate skips, and a near miss.
+    assert!(stdout.contains("PASS whisper-decoder-layer-positional › patches-4.57"));
+    assert!(stdout.contains("PASS whisper-decoder-layer-positional › gate-skips-4.51"));
+    assert!(stdout.contains("PASS whisper-decoder-layer-positional › near-miss-other-loop"));
+}
+
+const RULE: &str = r#"id: demo
+match: "self.norm($X)"
+action: {replace: "self.final_norm($X)"}
+expect: {min: 0}
+tests:
+  - name: renames
+    before: "y = self.norm(x)\n"
+  - name: untouched
+    before: "y = self.other(x)\n"
+    unchanged: true
+  - name: wrongly-unchanged
+    before: "z = self.norm(x)\n"
+    unchanged: true
+"#;
+
+#[test]
+fn failing_and_updated_cases() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::create_dir(dir.path().join("rules")).unwrap();
+    fs::write(dir.path().join("rules/demo.yaml"), RULE).unwrap();
+    let first = run(&["test"], dir.path());
+    assert_eq!(first.status.code(), Some(1));
+    insta::assert_snapshot!("failing_run", text(&first.stdout));
+
+    let update = run(&["test", "--update"], dir.path());
+    assert!(text(&update.stdout).contains("UPDATED demo › renames"));
+    assert_eq!(
+        fs::read_to_string(dir.path().join("rules/demo.tests/renames.expected.py")).unwrap(),
+        "y = self.final_norm(x)\n"
+    );
+    // Only the case that is genuinely wrong still fails.
+    let again = run(&["test"], dir.path());
+    assert_eq!(again.status.code(), Some(1));
+    assert!(
+        text(&again.stdout).ends_with("2 passed, 1 failed\n"),
+        "{}",
+        text(&again.stdout)
+    );
+
+    fs::write(
+        dir.path().join("rules/demo.tests/renames.expected.py"),
+        "y = self.norm(x)\n",
+    )
+    .unwrap();
+    let mismatch = run(&["test", "--filter", "demo"], dir.path());
+    insta::assert_snapshot!("snapshot_mismatch", text(&mismatch.stdout));
+}
