@@ -76,6 +76,7 @@ pub fn summary(path: &str, patched: &Patched) -> Vec<String> {
                 RuleStatus::Unchanged => "already applied",
                 RuleStatus::Inactive => "inactive",
                 RuleStatus::NoMatch => "no match",
+                RuleStatus::Failed => "failed",
             };
             let detail = match &r.reason {
                 Some(reason) => format!(" ({reason})"),

@@ -48,6 +48,8 @@ pub enum RuleStatus {
     Unchanged,
     /// It found nothing (and expects nothing, or expects nothing in particular).
     NoMatch,
+    /// It failed: drift, a conflict, an action that cannot apply, or an unparseable result.
+    Failed,
 }
 
 /// One edit, located in the text its phase ran on.
@@ -126,6 +128,17 @@ impl Patched {
     }
 }
 
+/// Everything that happened in one file, failures included: what `matrix` reads.
+#[derive(Debug)]
+pub struct Survey {
+    /// The patched text, with the edits of the rules that did not fail.
+    pub output: String,
+    /// Every rule that selected the file, in the order the rules ran.
+    pub rules: Vec<RuleReport>,
+    /// Each failure with the indexes of the rules it concerns, in the order found.
+    pub errors: Vec<(Vec<usize>, PatchError)>,
+}
+
 /// Applies a rule set under given versions, one file at a time; shareable across threads.
 #[derive(Debug, Clone, Copy)]
 pub struct Engine<'r> {
@@ -158,8 +171,23 @@ impl<'r> Engine<'r> {
             .map(|r| (r, self.versions.gate(&r.rule)))
     }
 
-    /// Patches one file: every phase in order, each on the output of the one before.
+    /// Patches one file: every phase in order, each on the output of the one before. The first
+    /// failure of any rule fails the file.
     pub fn patch(&self, target: Target<'_>) -> Result<Patched, PatchError> {
+        let mut survey = self.survey(target)?;
+        if !survey.errors.is_empty() {
+            return Err(survey.errors.swap_remove(0).1);
+        }
+        Ok(Patched {
+            output: survey.output,
+            rules: survey.rules,
+        })
+    }
+
+    /// Runs every rule on one file and records each rule's failure instead of stopping at the
+    /// first: a failing rule's edits are left out and the others still apply. Only a target
+    /// that does not parse is an error here.
+    pub fn survey(&self, target: Target<'_>) -> Result<Survey, PatchError> {
         let selected = self
             .rules
             .rules
@@ -167,9 +195,10 @@ impl<'r> Engine<'r> {
             .any(|r| self.phase.is_none_or(|p| r.rule.phase == p) && r.selects(target.path));
         if !selected {
             // No rule looks at this file: it is not even parsed.
-            return Ok(Patched {
+            return Ok(Survey {
                 output: target.source.to_string(),
                 rules: Vec::new(),
+                errors: Vec::new(),
             });
         }
         let tree = python::parse(target.source);
@@ -181,40 +210,47 @@ impl<'r> Engine<'r> {
                 at: span(error_span(error, target.source)),
             });
         }
-        let patched = self.run(target.path, target.source.to_string(), tree, true)?;
-        if patched.output != target.source {
+        let mut survey = self.run(target.path, target.source.to_string(), tree, true);
+        if survey.output != target.source && survey.errors.is_empty() {
             // Applying the rules to their own output must change nothing.
             let again = self.run(
                 target.path,
-                patched.output.clone(),
-                python::parse(&patched.output),
+                survey.output.clone(),
+                python::parse(&survey.output),
                 false,
-            )?;
+            );
             if let Some(report) = again.rules.iter().find(|r| r.status == RuleStatus::Applied) {
                 let at = report
                     .matches
                     .iter()
                     .find_map(|m| m.edits.first())
                     .map_or(0..0, |e| e.range.clone());
-                return Err(PatchError::NotIdempotent {
-                    rule: report.rule.clone(),
-                    path: target.path.to_string(),
-                    src: SourceFile::new(target.path, patched.output.clone()).named_source(),
-                    at: span(at),
-                });
+                let index = self.index_of(&report.rule);
+                survey.errors.push((
+                    vec![index],
+                    PatchError::NotIdempotent {
+                        rule: report.rule.clone(),
+                        path: target.path.to_string(),
+                        src: SourceFile::new(target.path, survey.output.clone()).named_source(),
+                        at: span(at),
+                    },
+                ));
             }
         }
-        Ok(patched)
+        Ok(survey)
     }
 
-    fn run(
-        &self,
-        path: &str,
-        mut text: String,
-        mut tree: Tree,
-        check_expect: bool,
-    ) -> Result<Patched, PatchError> {
+    fn index_of(&self, id: &str) -> usize {
+        self.rules
+            .rules
+            .iter()
+            .position(|r| r.id() == id)
+            .expect("reports name rules of this set")
+    }
+
+    fn run(&self, path: &str, mut text: String, mut tree: Tree, check_expect: bool) -> Survey {
         let mut reports = Vec::new();
+        let mut errors = Vec::new();
         for phase in Phase::ALL {
             if self.phase.is_some_and(|p| p != phase) {
                 continue;
@@ -244,20 +280,31 @@ impl<'r> Engine<'r> {
             if active.is_empty() {
                 continue;
             }
-            let (next, phase_reports) =
-                self.run_phase(path, &text, &tree, phase, &active, check_expect)?;
-            reports.extend(phase_reports);
+            let next = self.run_phase(
+                path,
+                &text,
+                &tree,
+                phase,
+                &active,
+                check_expect,
+                &mut reports,
+                &mut errors,
+            );
             if let Some(next) = next {
                 text = next;
                 tree = python::parse(&text);
             }
         }
-        Ok(Patched {
+        Survey {
             output: text,
             rules: reports,
-        })
+            errors,
+        }
     }
 
+    /// Runs one phase; returns the new text if anything changed. Failures go to `errors` with
+    /// the rules they concern, and those rules' edits are left out.
+    #[allow(clippy::too_many_arguments)]
     fn run_phase(
         &self,
         path: &str,
@@ -266,7 +313,9 @@ impl<'r> Engine<'r> {
         phase: Phase,
         active: &[usize],
         check_expect: bool,
-    ) -> Result<(Option<String>, Vec<RuleReport>), PatchError> {
+        reports: &mut Vec<RuleReport>,
+        errors: &mut Vec<(Vec<usize>, PatchError)>,
+    ) -> Option<String> {
         let root = tree.root_node();
         let found = self.find(text, root, active);
         let file = SourceFile::new(path, text);
@@ -275,16 +324,23 @@ impl<'r> Engine<'r> {
             |r: &Range<usize>| (lines.line_col(text, r.start), lines.line_col(text, r.end));
         let mut signatures = Signatures::default();
         let mut planned: Vec<PlannedEdit> = Vec::new();
-        let mut reports = Vec::new();
+        let first_report = reports.len();
+        let mut failed: Vec<usize> = Vec::new();
         for (&rule_index, matches) in active.iter().zip(&found) {
             let rule = &self.rules.rules[rule_index];
+            let mut status = None;
             if check_expect
                 && let Some(expect) = rule.rule.expect
                 && !expect.admits(matches.len() as u64)
             {
-                return Err(drift(rule, &file, root, matches, &expect.to_string()));
+                errors.push((
+                    vec![rule_index],
+                    drift(rule, &file, root, matches, &expect.to_string()),
+                ));
+                status = Some(RuleStatus::Failed);
             }
             let mut match_reports = Vec::new();
+            let mut rule_edits = Vec::new();
             for m in matches {
                 let site = Site {
                     source: text,
@@ -292,8 +348,16 @@ impl<'r> Engine<'r> {
                     node: m.node,
                     bindings: &m.bindings,
                 };
-                let edits = actions::plan(&rule.rule.action, &site, &mut signatures)
-                    .map_err(|f| action_error(rule, &file, f))?;
+                let edits = match actions::plan(&rule.rule.action, &site, &mut signatures) {
+                    Ok(edits) => edits,
+                    Err(f) => {
+                        if status.is_none() {
+                            errors.push((vec![rule_index], action_error(rule, &file, f)));
+                        }
+                        status = Some(RuleStatus::Failed);
+                        Vec::new()
+                    }
+                };
                 let (start, end) = locate(&m.node.byte_range());
                 match_reports.push(MatchReport {
                     range: m.node.byte_range(),
@@ -306,18 +370,23 @@ impl<'r> Engine<'r> {
                         .collect(),
                     edits: edits.iter().map(|e| edit_report(e, &locate)).collect(),
                 });
-                planned.extend(edits.into_iter().map(|edit| PlannedEdit {
+                rule_edits.extend(edits.into_iter().map(|edit| PlannedEdit {
                     rule: rule_index,
                     edit,
                 }));
             }
-            let status = if match_reports.is_empty() {
+            let status = status.unwrap_or(if match_reports.is_empty() {
                 RuleStatus::NoMatch
             } else if match_reports.iter().any(|m| !m.edits.is_empty()) {
                 RuleStatus::Applied
             } else {
                 RuleStatus::Unchanged
-            };
+            });
+            if status == RuleStatus::Failed {
+                failed.push(rule_index);
+            } else {
+                planned.extend(rule_edits);
+            }
             reports.push(RuleReport {
                 rule: rule.id().to_string(),
                 phase,
@@ -326,38 +395,57 @@ impl<'r> Engine<'r> {
                 matches: match_reports,
             });
         }
-        if planned.is_empty() {
-            return Ok((None, reports));
+        // Two rules whose edits overlap both fail; the others still apply.
+        while let Err((a, b)) = plan::order(&mut planned) {
+            errors.push((
+                vec![a.rule, b.rule],
+                PatchError::Conflict {
+                    first: self.rules.rules[a.rule].id().to_string(),
+                    second: self.rules.rules[b.rule].id().to_string(),
+                    path: path.to_string(),
+                    src: file.named_source(),
+                    first_at: span(a.edit.range.clone()),
+                    second_at: span(b.edit.range.clone()),
+                },
+            ));
+            planned.retain(|p| p.rule != a.rule && p.rule != b.rule);
+            failed.extend([a.rule, b.rule]);
         }
-        plan::order(&mut planned).map_err(|(a, b)| PatchError::Conflict {
-            first: self.rules.rules[a.rule].id().to_string(),
-            second: self.rules.rules[b.rule].id().to_string(),
-            path: path.to_string(),
-            src: file.named_source(),
-            first_at: span(a.edit.range.clone()),
-            second_at: span(b.edit.range.clone()),
-        })?;
+        let mark_failed = |reports: &mut Vec<RuleReport>, failed: &[usize]| {
+            for r in &mut reports[first_report..] {
+                if failed.iter().any(|&f| self.rules.rules[f].id() == r.rule) {
+                    r.status = RuleStatus::Failed;
+                }
+            }
+        };
+        mark_failed(reports, &failed);
+        if planned.is_empty() {
+            return None;
+        }
         let output = plan::apply(text, &planned);
         let new_tree = python::parse(&output);
         if let Some(error) = first_syntax_error(new_tree.root_node()) {
-            let mut rules: Vec<&str> = planned
-                .iter()
-                .map(|p| self.rules.rules[p.rule].id())
-                .collect();
+            let mut rules: Vec<usize> = planned.iter().map(|p| p.rule).collect();
+            rules.sort_unstable();
             rules.dedup();
-            return Err(PatchError::UnparseableResult {
-                path: path.to_string(),
-                reason: describe_syntax_error(error, &output),
-                rules: rules
-                    .iter()
-                    .map(|r| format!("`{r}`"))
-                    .collect::<Vec<_>>()
-                    .join(", "),
-                at: span(error_span(error, &output)),
-                src: SourceFile::new(path, output.clone()).named_source(),
-            });
+            errors.push((
+                rules.clone(),
+                PatchError::UnparseableResult {
+                    path: path.to_string(),
+                    reason: describe_syntax_error(error, &output),
+                    rules: rules
+                        .iter()
+                        .map(|&r| format!("`{}`", self.rules.rules[r].id()))
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    at: span(error_span(error, &output)),
+                    src: SourceFile::new(path, output.clone()).named_source(),
+                },
+            ));
+            mark_failed(reports, &rules);
+            return None;
         }
-        Ok((Some(output), reports))
+        Some(output)
     }
 
     /// Every match of each active rule, in document order.
