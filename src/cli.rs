@@ -37,6 +37,31 @@ enum Command {
     Lint(LintArgs),
     /// Run the test cases rules carry, against their snapshots.
     Test(TestArgs),
+    /// Show which rules hold on which upstream trees (the drift matrix).
+    Matrix(MatrixArgs),
+}
+
+#[derive(Debug, Args)]
+struct MatrixArgs {
+    /// A rule file or a folder of them (repeatable); default `./rules`.
+    #[arg(short = 'r', long = "rules", value_name = "RULES")]
+    rules: Vec<PathBuf>,
+    /// An upstream tree and its version, `PKG=VER:DIR` (repeatable).
+    #[arg(long = "target", value_name = "PKG=VER:DIR", required = true)]
+    targets: Vec<String>,
+    /// Versions of other packages, e.g. `torch=2.5.1` (repeatable).
+    #[arg(long = "with", value_name = "PKG=VER")]
+    with: Vec<String>,
+    /// How to report.
+    #[arg(long, value_enum, default_value_t = MatrixFormat::Human)]
+    format: MatrixFormat,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum MatrixFormat {
+    Human,
+    Json,
+    Markdown,
 }
 
 #[derive(Debug, Args)]
@@ -171,6 +196,7 @@ pub fn run() -> u8 {
         Command::Fmt(args) => fmt(args),
         Command::Lint(args) => lint(args),
         Command::Test(args) => test(args),
+        Command::Matrix(args) => matrix(args),
     };
     match result {
         Ok(code) => code,
@@ -613,4 +639,36 @@ fn test(args: TestArgs) -> Result<u8, Error> {
     }
     println!("{passed} passed, {failed} failed");
     Ok(u8::from(failed > 0))
+}
+
+fn matrix(args: MatrixArgs) -> Result<u8, Error> {
+    let rules = load_rules(&args.rules)?;
+    let mut with = VersionEnv::default();
+    for pair in &args.with {
+        with.insert_pair(pair)?;
+    }
+    let targets = args
+        .targets
+        .iter()
+        .map(|t| crate::matrix::MatrixTarget::parse(t))
+        .collect::<Result<Vec<_>, _>>()?;
+    let rows = crate::matrix::run(&rules, &targets, &with)?;
+    match args.format {
+        MatrixFormat::Human => {
+            let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+            print!("{}", crate::matrix::human(&rows, color));
+        }
+        MatrixFormat::Markdown => print!("{}", crate::matrix::markdown(&rows)),
+        MatrixFormat::Json => {
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&rows).expect("rows serialize")
+            );
+        }
+    }
+    Ok(if rows.iter().any(|r| r.status.is_failure()) {
+        3
+    } else {
+        0
+    })
 }

@@ -10,6 +10,7 @@ pub mod diagnostics;
 pub mod engine;
 pub mod error;
 pub mod lint;
+pub mod matrix;
 pub mod pattern;
 pub mod python;
 pub mod report;

@@ -1,0 +1,409 @@
+//! `repatch matrix`: which rules hold on which upstream trees.
+//!
+//! Each target is one upstream tree and its version. Its files are read and surveyed in
+//! parallel, each parsed once for all rules, and every rule gets one status per target.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+
+use pep440_rs::Version;
+use rayon::prelude::*;
+use serde::Serialize;
+
+use crate::compile::RuleSet;
+use crate::engine::{Engine, PatchError, Target};
+use crate::error::Error;
+use crate::targets;
+use crate::versions::{Gate, VersionEnv};
+
+/// One upstream tree: a package version and the folder holding its sources.
+#[derive(Debug, Clone)]
+pub struct MatrixTarget {
+    /// The package, e.g. `transformers`.
+    pub package: String,
+    /// Its version.
+    pub version: Version,
+    /// The folder.
+    pub dir: PathBuf,
+}
+
+impl MatrixTarget {
+    /// Parses `PKG=VER:DIR`.
+    pub fn parse(arg: &str) -> Result<Self, Error> {
+        let usage = || {
+            Error::Usage(format!(
+                "`{arg}` is not PKG=VERSION:DIR (e.g. transformers=4.57.6:corpus/transformers)"
+            ))
+        };
+        let (pair, dir) = arg.split_once(':').ok_or_else(usage)?;
+        let (package, version) = pair.split_once('=').ok_or_else(usage)?;
+        let version = version.trim_start_matches('=');
+        let version = Version::from_str(version).map_err(|e| {
+            Error::Version(crate::versions::VersionError::BadVersion {
+                package: package.to_string(),
+                version: version.to_string(),
+                reason: e.to_string(),
+            })
+        })?;
+        if package.is_empty() || dir.is_empty() {
+            return Err(usage());
+        }
+        Ok(Self {
+            package: package.to_string(),
+            version,
+            dir: PathBuf::from(dir),
+        })
+    }
+
+    /// `PKG==VER`, as rows name targets.
+    pub fn label(&self) -> String {
+        format!("{}=={}", self.package, self.version)
+    }
+}
+
+/// A rule's status on one target.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Status {
+    /// The version gate is off.
+    Inactive,
+    /// Active, and every selected file had the expected matches.
+    Ok,
+    /// `expect` failed, or no file was selected at all.
+    Missing,
+    /// Its edits overlap another rule's.
+    Conflict,
+    /// Anything else: an action that cannot apply, an unparseable file or result.
+    Error,
+}
+
+impl Status {
+    fn name(self) -> &'static str {
+        match self {
+            Status::Inactive => "inactive",
+            Status::Ok => "ok",
+            Status::Missing => "missing",
+            Status::Conflict => "conflict",
+            Status::Error => "error",
+        }
+    }
+
+    /// Whether an active rule failed here.
+    pub fn is_failure(self) -> bool {
+        matches!(self, Status::Missing | Status::Conflict | Status::Error)
+    }
+}
+
+/// One rule × target cell.
+#[derive(Debug, Clone, Serialize)]
+pub struct Row {
+    /// The rule's id.
+    pub rule: String,
+    /// `PKG==VER`.
+    pub target: String,
+    /// The status.
+    pub status: Status,
+    /// Matches over all files.
+    pub matches: u64,
+    /// The files (relative to the target folder) where it matched.
+    pub files: Vec<String>,
+    /// Why it is not `ok`, in one line.
+    pub message: String,
+}
+
+struct FileOutcome {
+    reports: Vec<crate::engine::RuleReport>,
+    errors: Vec<(Vec<usize>, String, Status)>,
+    path: String,
+}
+
+fn classify(e: &PatchError) -> Status {
+    match e {
+        PatchError::Drift { .. } => Status::Missing,
+        PatchError::Conflict { .. } => Status::Conflict,
+        _ => Status::Error,
+    }
+}
+
+fn summary(e: &PatchError) -> String {
+    match e {
+        PatchError::Drift {
+            path,
+            expected,
+            found,
+            scope,
+            ..
+        } => format!("found {found}, wanted {expected} in {path}; {scope}"),
+        other => other.to_string(),
+    }
+}
+
+/// Surveys every rule on every target.
+pub fn run(
+    rules: &RuleSet,
+    targets: &[MatrixTarget],
+    with: &VersionEnv,
+) -> Result<Vec<Row>, Error> {
+    let mut rows = Vec::new();
+    for target in targets {
+        let mut versions = with.clone();
+        versions.insert(&target.package, target.version.clone());
+        let engine = Engine::new(rules, &versions, None);
+        let files = targets::collect(std::slice::from_ref(&target.dir))?;
+        let outcomes: Vec<FileOutcome> = files
+            .par_iter()
+            .map(|file| survey_file(&engine, rules, &target.dir, file))
+            .collect();
+        for (index, rule) in rules.rules.iter().enumerate() {
+            let id = rule.id().to_string();
+            let mut row = Row {
+                rule: id.clone(),
+                target: target.label(),
+                status: Status::Ok,
+                matches: 0,
+                files: Vec::new(),
+                message: String::new(),
+            };
+            match versions.gate(&rule.rule) {
+                Gate::Open => {}
+                Gate::Closed {
+                    requirement,
+                    version,
+                } => {
+                    row.status = Status::Inactive;
+                    row.message = format!(
+                        "{} {version} does not satisfy {}",
+                        requirement.package.value, requirement.specifiers.value
+                    );
+                    rows.push(row);
+                    continue;
+                }
+                Gate::Unknown { requirement } => {
+                    row.status = Status::Error;
+                    row.message = format!(
+                        "the version of {} is not known: pass --with {}=VERSION",
+                        requirement.package.value, requirement.package.value
+                    );
+                    rows.push(row);
+                    continue;
+                }
+            }
+            let mut selected = 0;
+            for outcome in &outcomes {
+                if let Some(report) = outcome.reports.iter().find(|r| r.rule == id) {
+                    selected += 1;
+                    let n = report.matches.len() as u64;
+                    row.matches += n;
+                    if n > 0 {
+                        row.files.push(outcome.path.clone());
+                    }
+                }
+                for (concerned, message, status) in &outcome.errors {
+                    if concerned.contains(&index) && severity(*status) > severity(row.status) {
+                        row.status = *status;
+                        row.message.clone_from(message);
+                    }
+                }
+            }
+            let wants_some = rule.rule.expect.is_some_and(|e| e.min > 0);
+            if selected == 0 && wants_some && row.status == Status::Ok {
+                row.status = Status::Missing;
+                let globs: Vec<&str> = rule.rule.files.iter().map(|f| f.value.as_str()).collect();
+                row.message = format!(
+                    "no file of {} is selected by files: {}",
+                    target.dir.display(),
+                    if globs.is_empty() {
+                        "(every file)".to_string()
+                    } else {
+                        globs.join(", ")
+                    }
+                );
+            }
+            rows.push(row);
+        }
+    }
+    Ok(rows)
+}
+
+fn severity(status: Status) -> u8 {
+    match status {
+        Status::Inactive | Status::Ok => 0,
+        Status::Missing => 1,
+        Status::Conflict => 2,
+        Status::Error => 3,
+    }
+}
+
+fn survey_file(
+    engine: &Engine<'_>,
+    rules: &RuleSet,
+    dir: &Path,
+    file: &targets::TargetFile,
+) -> FileOutcome {
+    let relative = targets::glob_path(file.path.strip_prefix(dir).unwrap_or(&file.path));
+    let selecting = || -> Vec<usize> {
+        (0..rules.rules.len())
+            .filter(|&i| rules.rules[i].selects(&relative))
+            .collect()
+    };
+    let mut outcome = FileOutcome {
+        reports: Vec::new(),
+        errors: Vec::new(),
+        path: relative.clone(),
+    };
+    if selecting().is_empty() {
+        return outcome;
+    }
+    let source = match targets::read(file) {
+        Ok(s) => s,
+        Err(e) => {
+            outcome
+                .errors
+                .push((selecting(), e.to_string(), Status::Error));
+            return outcome;
+        }
+    };
+    match engine.survey(Target {
+        path: &relative,
+        source: &source,
+    }) {
+        Ok(survey) => {
+            outcome.reports = survey.rules;
+            outcome.errors = survey
+                .errors
+                .iter()
+                .map(|(rules, e)| (rules.clone(), summary(e), classify(e)))
+                .collect();
+        }
+        Err(e) => outcome
+            .errors
+            .push((selecting(), e.to_string(), Status::Error)),
+    }
+    outcome
+}
+
+/// The distinct targets of `rows`, in order.
+fn columns(rows: &[Row]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for r in rows {
+        if !out.contains(&r.target) {
+            out.push(r.target.clone());
+        }
+    }
+    out
+}
+
+fn cell_text(row: &Row) -> String {
+    match row.status {
+        Status::Ok => format!("ok ({})", row.matches),
+        other => other.name().to_string(),
+    }
+}
+
+/// The table as Markdown: rules down, targets across.
+pub fn markdown(rows: &[Row]) -> String {
+    let cols = columns(rows);
+    let mut out = String::from("| rule |");
+    for c in &cols {
+        let _ = write!(out, " {} |", c.replace("==", " "));
+    }
+    out.push_str("\n| --- |");
+    for _ in &cols {
+        out.push_str(" --- |");
+    }
+    out.push('\n');
+    let mut rules: Vec<&str> = Vec::new();
+    for r in rows {
+        if !rules.contains(&r.rule.as_str()) {
+            rules.push(&r.rule);
+        }
+    }
+    for rule in rules {
+        let _ = write!(out, "| `{rule}` |");
+        for c in &cols {
+            let cell = rows
+                .iter()
+                .find(|r| r.rule == rule && &r.target == c)
+                .map(|r| {
+                    let text = cell_text(r);
+                    if r.status.is_failure() {
+                        format!("**{text}**")
+                    } else {
+                        text
+                    }
+                })
+                .unwrap_or_default();
+            let _ = write!(out, " {cell} |");
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// The table for a terminal, coloured when `color`, followed by the reasons for failures.
+pub fn human(rows: &[Row], color: bool) -> String {
+    let cols = columns(rows);
+    let mut rules: Vec<&str> = Vec::new();
+    for r in rows {
+        if !rules.contains(&r.rule.as_str()) {
+            rules.push(&r.rule);
+        }
+    }
+    let rule_width = rules
+        .iter()
+        .map(|r| r.chars().count())
+        .max()
+        .unwrap_or(4)
+        .max(4);
+    let widths: Vec<usize> = cols
+        .iter()
+        .map(|c| {
+            rows.iter()
+                .filter(|r| &r.target == c)
+                .map(|r| cell_text(r).len())
+                .max()
+                .unwrap_or(0)
+                .max(c.len())
+        })
+        .collect();
+    let mut out = format!("{:rule_width$}", "rule");
+    for (c, w) in cols.iter().zip(&widths) {
+        let _ = write!(out, "  {c:w$}");
+    }
+    let trimmed = out.trim_end_matches(' ').len();
+    out.truncate(trimmed);
+    out.push('\n');
+    for rule in &rules {
+        let _ = write!(out, "{rule:rule_width$}");
+        for (c, w) in cols.iter().zip(&widths) {
+            let Some(row) = rows.iter().find(|r| r.rule == *rule && &r.target == c) else {
+                continue;
+            };
+            let text = format!("{:w$}", cell_text(row));
+            let paint = match (color, row.status) {
+                (false, _) => text,
+                (true, Status::Ok) => format!("\x1b[32m{text}\x1b[0m"),
+                (true, Status::Inactive) => format!("\x1b[2m{text}\x1b[0m"),
+                (true, _) => format!("\x1b[31;1m{text}\x1b[0m"),
+            };
+            let _ = write!(out, "  {paint}");
+        }
+        let trimmed = out.trim_end_matches(' ').len();
+        out.truncate(trimmed);
+        out.push('\n');
+    }
+    let failures: Vec<&Row> = rows.iter().filter(|r| r.status.is_failure()).collect();
+    if !failures.is_empty() {
+        out.push('\n');
+        for r in failures {
+            let status = r.status.name();
+            if r.message.starts_with(status) {
+                let _ = writeln!(out, "{} on {}: {}", r.rule, r.target, r.message);
+            } else {
+                let _ = writeln!(out, "{} on {}: {status}: {}", r.rule, r.target, r.message);
+            }
+        }
+    }
+    out
+}

@@ -1,0 +1,204 @@
+//! `repatch matrix`: each status on small fixture trees, formats and exit codes.
+
+use std::fs;
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn run(args: &[&str], dir: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_repatch"))
+        .args(args)
+        .current_dir(dir)
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap()
+}
+
+const RULES: &str = r#"id: ok-rule
+files: ["**/mod.py"]
+match: "h($X)"
+action: {replace: "k($X)"}
+expect: 1
+---
+id: gated
+requires: {demo: ">=2"}
+match: "h($X)"
+action: {replace: "k($X)"}
+expect: 1
+---
+id: missing
+match: "g($X)"
+action: {replace: "k($X)"}
+expect: 1
+---
+id: conflict-a
+match: "f($$$A)"
+action: {remove_kwargs: [a]}
+expect: 1
+---
+id: conflict-b
+match: "f($$$A)"
+action: {set_kwargs: {a: "2"}}
+expect: 1
+---
+id: broken
+match: "$Y = layer($$$A)"
+action: {kwargs_to_positional: {signature: Layer.forward}}
+expect: 1
+---
+id: elsewhere
+files: ["**/other/*.py"]
+match: "h($X)"
+action: {replace: "k($X)"}
+expect: 1
+"#;
+
+fn fixture() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(dir.path().join("rules.yaml"), RULES).unwrap();
+    for version in ["1.0", "2.0"] {
+        let tree = dir.path().join(format!("demo-{version}/pkg"));
+        fs::create_dir_all(&tree).unwrap();
+        fs::write(tree.join("mod.py"), "f(x, a=1)\nh(y)\nz = layer(x, b=2)\n").unwrap();
+    }
+    dir
+}
+
+#[test]
+fn every_status_on_fixture_trees() {
+    let dir = fixture();
+    let out = run(
+        &[
+            "matrix",
+            "-r",
+            "rules.yaml",
+            "--target",
+            "demo=1.0:demo-1.0",
+            "--target",
+            "demo=2.0:demo-2.0",
+            "--format",
+            "json",
+        ],
+        dir.path(),
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rows: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let status = |rule: &str, target: &str| {
+        rows.as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["rule"] == rule && r["target"] == target)
+            .unwrap_or_else(|| panic!("{rule} {target}"))
+            .clone()
+    };
+    let ok = status("ok-rule", "demo==1.0");
+    assert_eq!(ok["status"], "ok");
+    assert_eq!(ok["matches"], 1);
+    assert_eq!(ok["files"], serde_json::json!(["pkg/mod.py"]));
+    assert_eq!(status("gated", "demo==1.0")["status"], "inactive");
+    assert_eq!(status("gated", "demo==2.0")["status"], "ok");
+    let missing = status("missing", "demo==1.0");
+    assert_eq!(missing["status"], "missing");
+    assert!(
+        missing["message"]
+            .as_str()
+            .unwrap()
+            .contains("found 0, wanted exactly 1 in pkg/mod.py")
+    );
+    assert_eq!(status("conflict-a", "demo==1.0")["status"], "conflict");
+    assert_eq!(status("conflict-b", "demo==1.0")["status"], "conflict");
+    let broken = status("broken", "demo==1.0");
+    assert_eq!(broken["status"], "error");
+    assert!(
+        broken["message"]
+            .as_str()
+            .unwrap()
+            .contains("no definition of `Layer.forward`")
+    );
+    let elsewhere = status("elsewhere", "demo==2.0");
+    assert_eq!(elsewhere["status"], "missing");
+    assert!(
+        elsewhere["message"]
+            .as_str()
+            .unwrap()
+            .contains("no file of demo-2.0 is selected")
+    );
+}
+
+#[test]
+fn markdown_and_human_tables() {
+    let dir = fixture();
+    let args = [
+        "matrix",
+        "-r",
+        "rules.yaml",
+        "--target",
+        "demo=1.0:demo-1.0",
+        "--target",
+        "demo=2.0:demo-2.0",
+    ];
+    let md = run(&[&args[..], &["--format", "markdown"]].concat(), dir.path());
+    insta::assert_snapshot!("markdown", String::from_utf8_lossy(&md.stdout));
+    let human = run(&args, dir.path());
+    insta::assert_snapshot!("human", String::from_utf8_lossy(&human.stdout));
+}
+
+#[test]
+fn all_ok_or_inactive_exits_zero_and_bad_targets_exit_two() {
+    let dir = fixture();
+    fs::write(
+        dir.path().join("one.yaml"),
+        RULES.split("---").next().unwrap(),
+    )
+    .unwrap();
+    let out = run(
+        &["matrix", "-r", "one.yaml", "--target", "demo=1.0:demo-1.0"],
+        dir.path(),
+    );
+    assert_eq!(out.status.code(), Some(0));
+    let bad = run(
+        &["matrix", "-r", "one.yaml", "--target", "demo:demo-1.0"],
+        dir.path(),
+    );
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("is not PKG=VERSION:DIR"));
+}
+
+#[test]
+fn site_packages_names_are_normalised() {
+    let dir = fixture();
+    let info = dir.path().join("site/Demo_Pkg-2.0.dist-info");
+    fs::create_dir_all(&info).unwrap();
+    fs::write(
+        info.join("METADATA"),
+        "Metadata-Version: 2.1\nName: Demo_Pkg\nVersion: 2.0\n",
+    )
+    .unwrap();
+    fs::write(
+        dir.path().join("gate.yaml"),
+        "id: gate\nrequires: {demo-pkg: \">=2\"}\nmatch: \"h($X)\"\naction: {replace: \"k($X)\"}\nexpect: 1\n",
+    )
+    .unwrap();
+    let out = run(
+        &[
+            "apply",
+            "-r",
+            "gate.yaml",
+            "--site-packages",
+            "site",
+            "demo-1.0/pkg/mod.py",
+        ],
+        dir.path(),
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("k(y)"));
+}
