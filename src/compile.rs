@@ -26,6 +26,14 @@ pub struct CompiledRule {
     pub files: Option<GlobSet>,
     /// The tree-sitter query that finds candidates for `pattern`.
     pub query_source: String,
+    /// `unless`: found within a match, the match is left alone.
+    pub unless: Option<Pattern>,
+    /// `not_inside`: found around a match, the match is left alone.
+    pub not_inside: Option<Pattern>,
+    /// Indexes of the rules named by `after`.
+    pub after: Vec<usize>,
+    /// The planning step within the phase: 0, or one more than the rules it runs after.
+    pub step: usize,
 }
 
 impl CompiledRule {
@@ -67,6 +75,7 @@ impl RuleSet {
             }
             compiled.push(compile_rule(rule)?);
         }
+        order(&mut compiled, &seen)?;
         let source: String = compiled
             .iter()
             .map(|r| r.query_source.as_str())
@@ -119,6 +128,24 @@ fn compile_rule(rule: Rule) -> Result<CompiledRule, RuleError> {
             LoopPattern::compile(&s.text).map_err(|e| pattern_error(&rule, s, "`inside.loop`", e))
         })
         .transpose()?;
+    if rule.action.needs_function() && pattern.root.kind() != Some("function_definition") {
+        return Err(RuleError::new(
+            RuleErrorKind::ActionNeedsFunction {
+                action: rule.action.name().to_string(),
+            },
+            &rule.origin.file,
+            rule.pattern.span.clone(),
+        )
+        .with_help("match a function, e.g. `def __init__($$$P): $$$B`"));
+    }
+    let guard = |snippet: &Option<Snippet>, what: &str| {
+        snippet
+            .as_ref()
+            .map(|s| Pattern::compile(&s.text).map_err(|e| pattern_error(&rule, s, what, e)))
+            .transpose()
+    };
+    let unless = guard(&rule.unless, "`unless`")?;
+    let not_inside = guard(&rule.not_inside, "`not_inside`")?;
     if rule.action.needs_call() && !pattern.has_call() {
         return Err(RuleError::new(
             RuleErrorKind::ActionNeedsCall {
@@ -188,15 +215,108 @@ fn compile_rule(rule: Rule) -> Result<CompiledRule, RuleError> {
         loop_pattern,
         files,
         query_source,
+        unless,
+        not_inside,
+        after: Vec::new(),
+        step: 0,
     })
+}
+
+/// Resolves `after` into rule indexes and planning steps; unknown ids, later phases and
+/// cycles are errors.
+fn order(rules: &mut [CompiledRule], ids: &HashMap<String, usize>) -> Result<(), RuleError> {
+    for i in 0..rules.len() {
+        let mut after = Vec::new();
+        for name in &rules[i].rule.after {
+            let error = |kind| RuleError::new(kind, &rules[i].rule.origin.file, name.span.clone());
+            let Some(&j) = ids.get(&name.value) else {
+                let known: Vec<&str> = ids.keys().map(String::as_str).collect();
+                let e = error(RuleErrorKind::UnknownAfter {
+                    id: name.value.clone(),
+                });
+                return Err(match crate::rules::error::did_you_mean(&name.value, &known) {
+                    Some(s) => e.with_help(format!("did you mean `{s}`?")),
+                    None => e,
+                });
+            };
+            if rules[j].rule.phase > rules[i].rule.phase {
+                return Err(error(RuleErrorKind::AfterLaterPhase {
+                    id: name.value.clone(),
+                    phase: rules[j].rule.phase.to_string(),
+                }));
+            }
+            after.push(j);
+        }
+        rules[i].after = after;
+    }
+    // Steps by depth-first search; a rule met again while still open closes a cycle.
+    let mut state = vec![0u8; rules.len()];
+    let mut steps = vec![0usize; rules.len()];
+    fn visit(
+        i: usize,
+        rules: &[CompiledRule],
+        state: &mut [u8],
+        steps: &mut [usize],
+        path: &mut Vec<usize>,
+    ) -> Result<usize, Vec<usize>> {
+        match state[i] {
+            2 => return Ok(steps[i]),
+            1 => {
+                let start = path.iter().position(|&p| p == i).unwrap_or(0);
+                let mut cycle = path[start..].to_vec();
+                cycle.push(i);
+                return Err(cycle);
+            }
+            _ => {}
+        }
+        state[i] = 1;
+        path.push(i);
+        let mut step = 0;
+        for &j in &rules[i].after {
+            let s = visit(j, rules, state, steps, path)?;
+            if rules[j].rule.phase == rules[i].rule.phase {
+                step = step.max(s + 1);
+            }
+        }
+        path.pop();
+        state[i] = 2;
+        steps[i] = step;
+        Ok(step)
+    }
+    for i in 0..rules.len() {
+        if let Err(cycle) = visit(i, rules, &mut state, &mut steps, &mut Vec::new()) {
+            let names: Vec<&str> = cycle.iter().map(|&c| rules[c].id()).collect();
+            let first = &rules[cycle[0]];
+            let span = first.rule.after.first().map_or(first.rule.id.span.clone(), |a| a.span.clone());
+            return Err(RuleError::new(
+                RuleErrorKind::AfterCycle {
+                    cycle: names.join(" → "),
+                },
+                &first.rule.origin.file,
+                span,
+            ));
+        }
+    }
+    for (rule, step) in rules.iter_mut().zip(steps) {
+        rule.step = step;
+    }
+    Ok(())
 }
 
 /// The templates an action writes, whose metavariables must be bound.
 fn templates(action: &Action) -> Vec<&Snippet> {
     match action {
-        Action::Replace(t) => vec![t],
+        Action::Replace(t)
+        | Action::InsertBefore(t)
+        | Action::InsertAfter(t)
+        | Action::AppendBody(t)
+        | Action::AddDecorator(t)
+        | Action::PrependBody { code: t, .. } => vec![t],
         Action::SetKwargs(pairs) => pairs.iter().map(|(_, v)| v).collect(),
-        Action::KwargsToPositional { .. } | Action::RemoveKwargs(_) => Vec::new(),
+        Action::KwargsToPositional { .. }
+        | Action::RemoveKwargs(_)
+        | Action::Delete
+        | Action::Rename { .. } => Vec::new(),
     }
 }
 

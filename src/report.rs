@@ -158,6 +158,11 @@ pub fn explain_rule(rule: &crate::compile::CompiledRule, scope: &str) -> String 
                 .join(", ")
         ),
         Action::Replace(t) => format!("replace with `{}`", t.text),
+        other => format!(
+            "{} {}",
+            other.name(),
+            serde_json::to_string(&crate::rules::write::action_args(other)).unwrap_or_default()
+        ),
     };
     let _ = writeln!(out, "  action:      {action}");
     let expect = r

@@ -9,7 +9,7 @@ use super::arglist::{ArgList, Item};
 use super::signature::{LookupError, ParamKind, Signature, find_signature};
 use crate::pattern::matcher::Bindings;
 use crate::pattern::meta::{Metavar, scan};
-use crate::python::line_indent;
+use crate::python::{line_indent, significant_children};
 use crate::rules::model::Action;
 
 /// One planned text replacement.
@@ -149,11 +149,278 @@ pub fn plan(
                 text: substitute(&template.text, site.bindings, site.source, indent),
             })
         }
+        Action::InsertBefore(template) | Action::InsertAfter(template) => {
+            let before = matches!(action, Action::InsertBefore(_));
+            let statement = enclosing_statement(site.node);
+            let indent = line_indent(site.source, statement.start_byte());
+            let code = substitute(&template.text, site.bindings, site.source, indent);
+            let (siblings, at) = siblings_of(statement);
+            let n = statement_count(&code);
+            let neighbours = if before {
+                &siblings[at.saturating_sub(n)..at]
+            } else {
+                &siblings[(at + 1).min(siblings.len())..(at + 1 + n).min(siblings.len())]
+            };
+            if same_code(neighbours, site.source, &code) {
+                None
+            } else if before {
+                Some(Edit {
+                    range: statement.start_byte()..statement.start_byte(),
+                    text: format!("{code}\n{indent}"),
+                })
+            } else {
+                Some(Edit {
+                    range: statement.end_byte()..statement.end_byte(),
+                    text: format!("\n{indent}{code}"),
+                })
+            }
+        }
+        Action::Delete => {
+            let target = if site.node.kind() == "decorator" {
+                site.node
+            } else {
+                enclosing_statement(site.node)
+            };
+            let (siblings, _) = siblings_of(target);
+            if target.kind() != "decorator" && siblings.len() == 1 {
+                // A block cannot be empty: the only statement becomes `pass`.
+                Some(Edit {
+                    range: target.byte_range(),
+                    text: "pass".to_string(),
+                })
+            } else {
+                Some(delete_lines(site.source, target.byte_range()))
+            }
+        }
+        Action::AppendBody(template) | Action::PrependBody { code: template, .. } => {
+            let function = function_of(site)?;
+            let body = function
+                .child_by_field_name("body")
+                .ok_or_else(|| ActionFailure::at(function.byte_range(), "here", "the function has no body".into()))?;
+            let statements = significant_children(body);
+            let Some(first) = statements.first() else {
+                return Ok(Vec::new());
+            };
+            let indent = line_indent(site.source, first.start_byte());
+            let code = substitute(&template.text, site.bindings, site.source, indent);
+            let n = statement_count(&code);
+            let (anchor, after_anchor) = match action {
+                Action::AppendBody(_) => (statements.len() - 1, true),
+                Action::PrependBody { after_super, .. } => {
+                    if *after_super {
+                        let at = statements
+                            .iter()
+                            .position(|s| is_super_init(*s, site.source))
+                            .ok_or_else(|| {
+                                ActionFailure::at(
+                                    function.child_by_field_name("name").map_or(function.byte_range(), |n| n.byte_range()),
+                                    "this function",
+                                    "`after_super` is set but the body calls no `super().__init__(...)`".into(),
+                                )
+                            })?;
+                        (at, true)
+                    } else if is_docstring(*first) {
+                        (0, true)
+                    } else {
+                        (0, false)
+                    }
+                }
+                _ => unreachable!("body actions only"),
+            };
+            let neighbours = if after_anchor {
+                &statements[(anchor + 1).min(statements.len())..(anchor + 1 + n).min(statements.len())]
+            } else {
+                &statements[..n.min(statements.len())]
+            };
+            // Appending: the code already standing last counts as already applied.
+            let neighbours = if matches!(action, Action::AppendBody(_)) {
+                &statements[statements.len().saturating_sub(n)..]
+            } else {
+                neighbours
+            };
+            if same_code(neighbours, site.source, &code) {
+                None
+            } else if after_anchor {
+                let end = statements[anchor].end_byte();
+                Some(Edit {
+                    range: end..end,
+                    text: format!("\n{indent}{code}"),
+                })
+            } else {
+                let start = first.start_byte();
+                Some(Edit {
+                    range: start..start,
+                    text: format!("{code}\n{indent}"),
+                })
+            }
+        }
+        Action::AddDecorator(template) => {
+            let function = function_of(site)?;
+            let outer = function
+                .parent()
+                .filter(|p| p.kind() == "decorated_definition")
+                .unwrap_or(function);
+            let code = substitute(&template.text, site.bindings, site.source, "");
+            let present = significant_children(outer)
+                .into_iter()
+                .filter(|d| d.kind() == "decorator")
+                .any(|d| normalize(&site.source[d.byte_range()]) == normalize(&format!("@{code}")));
+            if present {
+                None
+            } else {
+                let start = outer.start_byte();
+                let indent = line_indent(site.source, start);
+                Some(Edit {
+                    range: start..start,
+                    text: format!("@{code}\n{indent}"),
+                })
+            }
+        }
+        Action::Rename { from, to, attributes } => {
+            let edits = rename(site.node, site.source, &from.value, &to.value, *attributes);
+            return Ok(edits);
+        }
     };
     Ok(edit
         .filter(|e| site.source[e.range.clone()] != e.text)
         .into_iter()
         .collect())
+}
+
+/// The statement holding `node`: the node itself or the ancestor that stands in a block.
+fn enclosing_statement(node: Node<'_>) -> Node<'_> {
+    let mut current = node;
+    while let Some(parent) = current.parent() {
+        if matches!(parent.kind(), "block" | "module") {
+            return current;
+        }
+        current = parent;
+    }
+    current
+}
+
+/// The statements of the block holding `statement`, and its position among them.
+fn siblings_of(statement: Node<'_>) -> (Vec<Node<'_>>, usize) {
+    let Some(parent) = statement.parent() else {
+        return (vec![statement], 0);
+    };
+    let siblings = significant_children(parent);
+    let at = siblings.iter().position(|s| *s == statement).unwrap_or(0);
+    (siblings, at)
+}
+
+/// How many statements `code` holds.
+fn statement_count(code: &str) -> usize {
+    let tree = crate::python::parse(code);
+    significant_children(tree.root_node()).len().max(1)
+}
+
+/// Code with each line trimmed and blank lines dropped, for comparing what stands with what
+/// an insertion would add.
+fn normalize(code: &str) -> String {
+    code.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn same_code(statements: &[Node<'_>], source: &str, code: &str) -> bool {
+    let (Some(first), Some(last)) = (statements.first(), statements.last()) else {
+        return false;
+    };
+    normalize(&source[first.start_byte()..last.end_byte()]) == normalize(code)
+}
+
+/// Removes whole lines where the node stands alone on them, otherwise just the node.
+fn delete_lines(source: &str, range: Range<usize>) -> Edit {
+    let line_start = source[..range.start].rfind('\n').map_or(0, |i| i + 1);
+    let line_end = source[range.end..]
+        .find('\n')
+        .map_or(source.len(), |i| range.end + i + 1);
+    let before = &source[line_start..range.start];
+    let after = source[range.end..line_end].trim();
+    if before.trim().is_empty() && (after.is_empty() || after.starts_with('#')) {
+        Edit {
+            range: line_start..line_end,
+            text: String::new(),
+        }
+    } else {
+        Edit {
+            range,
+            text: String::new(),
+        }
+    }
+}
+
+/// The function a body or decorator action works on: the match itself.
+fn function_of<'t>(site: &Site<'_, 't>) -> Result<Node<'t>, ActionFailure> {
+    if site.node.kind() == "function_definition" {
+        return Ok(site.node);
+    }
+    Err(ActionFailure::at(
+        site.node.byte_range(),
+        "not a function",
+        "this action needs a function pattern such as `def __init__($$$P): $$$B`".into(),
+    ))
+}
+
+fn is_docstring(statement: Node<'_>) -> bool {
+    statement.kind() == "expression_statement"
+        && statement.named_child(0).is_some_and(|c| c.kind() == "string")
+}
+
+fn is_super_init(statement: Node<'_>, source: &str) -> bool {
+    let text = &source[statement.byte_range()];
+    statement.kind() == "expression_statement"
+        && text.starts_with("super(")
+        && text.contains(".__init__(")
+}
+
+/// Renames identifiers `from` within `node`; attribute names only when `attributes`, keyword
+/// names of calls never (they name the callee's parameters, not this variable).
+fn rename(node: Node<'_>, source: &str, from: &str, to: &str, attributes: bool) -> Vec<Edit> {
+    let mut edits = Vec::new();
+    let mut stack = vec![node];
+    while let Some(n) = stack.pop() {
+        let mut cursor = n.walk();
+        stack.extend(n.named_children(&mut cursor));
+        if n.kind() != "identifier" || &source[n.byte_range()] != from {
+            continue;
+        }
+        let field_of = |parent: Node<'_>| -> Option<String> {
+            let mut c = parent.walk();
+            let mut found = None;
+            if c.goto_first_child() {
+                loop {
+                    if c.node() == n {
+                        found = c.field_name().map(str::to_string);
+                        break;
+                    }
+                    if !c.goto_next_sibling() {
+                        break;
+                    }
+                }
+            }
+            found
+        };
+        if let Some(parent) = n.parent() {
+            let field = field_of(parent);
+            let field = field.as_deref();
+            if parent.kind() == "attribute" && field == Some("attribute") && !attributes {
+                continue;
+            }
+            if parent.kind() == "keyword_argument" && field == Some("name") {
+                continue;
+            }
+        }
+        edits.push(Edit {
+            range: n.byte_range(),
+            text: to.to_string(),
+        });
+    }
+    edits.sort_by_key(|e| e.range.start);
+    edits
 }
 
 fn old(args: &ArgList<'_>, index: usize) -> Item {

@@ -97,6 +97,7 @@ impl Engine<'_> {
                         .map(|(n, c)| (n.to_string(), c.text(text).to_string()))
                         .collect(),
                     edits: Vec::new(),
+                    guarded: m.guarded,
                 }
             })
             .collect::<Vec<_>>();

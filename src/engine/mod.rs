@@ -88,6 +88,9 @@ pub struct MatchReport {
     pub bindings: Vec<(String, String)>,
     /// The edits made at this match.
     pub edits: Vec<EditReport>,
+    /// Whether `unless` or `not_inside` left this match alone (it is already patched).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub guarded: bool,
 }
 
 /// What one rule did in one file.
@@ -97,6 +100,8 @@ pub struct RuleReport {
     pub rule: String,
     /// The phase it ran in.
     pub phase: Phase,
+    /// Its planning step within the phase (rules with `after` run in later steps).
+    pub step: usize,
     /// The outcome.
     pub status: RuleStatus,
     /// Why the rule is inactive, when it is.
@@ -150,6 +155,8 @@ pub struct Engine<'r> {
 struct Found<'t> {
     node: Node<'t>,
     bindings: Bindings<'t>,
+    /// `unless` or `not_inside` found: the match counts but is left as it is.
+    guarded: bool,
 }
 
 impl<'r> Engine<'r> {
@@ -271,28 +278,38 @@ impl<'r> Engine<'r> {
                     gate => reports.push(RuleReport {
                         rule: self.rules.rules[i].id().to_string(),
                         phase,
+                        step: self.rules.rules[i].step,
                         status: RuleStatus::Inactive,
                         reason: Some(gate_reason(&gate)),
                         matches: Vec::new(),
                     }),
                 }
             }
-            if active.is_empty() {
-                continue;
-            }
-            let next = self.run_phase(
-                path,
-                &text,
-                &tree,
-                phase,
-                &active,
-                check_expect,
-                &mut reports,
-                &mut errors,
-            );
-            if let Some(next) = next {
-                text = next;
-                tree = python::parse(&text);
+            // Rules that run `after` others see their output: one parse per step.
+            let last_step = active.iter().map(|&i| self.rules.rules[i].step).max();
+            for step in 0..=last_step.unwrap_or(0) {
+                let group: Vec<usize> = active
+                    .iter()
+                    .copied()
+                    .filter(|&i| self.rules.rules[i].step == step)
+                    .collect();
+                if group.is_empty() {
+                    continue;
+                }
+                let next = self.run_phase(
+                    path,
+                    &text,
+                    &tree,
+                    phase,
+                    &group,
+                    check_expect,
+                    &mut reports,
+                    &mut errors,
+                );
+                if let Some(next) = next {
+                    text = next;
+                    tree = python::parse(&text);
+                }
             }
         }
         Survey {
@@ -342,6 +359,18 @@ impl<'r> Engine<'r> {
             let mut match_reports = Vec::new();
             let mut rule_edits = Vec::new();
             for m in matches {
+                if m.guarded {
+                    let (start, end) = locate(&m.node.byte_range());
+                    match_reports.push(MatchReport {
+                        range: m.node.byte_range(),
+                        start,
+                        end,
+                        bindings: Vec::new(),
+                        edits: Vec::new(),
+                        guarded: true,
+                    });
+                    continue;
+                }
                 let site = Site {
                     source: text,
                     root,
@@ -369,6 +398,7 @@ impl<'r> Engine<'r> {
                         .map(|(n, c)| (n.to_string(), c.text(text).to_string()))
                         .collect(),
                     edits: edits.iter().map(|e| edit_report(e, &locate)).collect(),
+                    guarded: false,
                 });
                 rule_edits.extend(edits.into_iter().map(|edit| PlannedEdit {
                     rule: rule_index,
@@ -390,6 +420,7 @@ impl<'r> Engine<'r> {
             reports.push(RuleReport {
                 rule: rule.id().to_string(),
                 phase,
+                step: rule.step,
                 status,
                 reason: None,
                 matches: match_reports,
@@ -480,15 +511,46 @@ impl<'r> Engine<'r> {
                     .filter_map(|node| {
                         let seeds = scope::scope_bindings(rule, node, text, &matcher).ok()?;
                         seeds.into_iter().find_map(|mut bindings| {
-                            matcher
-                                .matches(&rule.pattern.root, node, &mut bindings)
-                                .then_some(Found { node, bindings })
+                            if !matcher.matches(&rule.pattern.root, node, &mut bindings) {
+                                return None;
+                            }
+                            let guarded = guarded(rule, node, &bindings, &matcher);
+                            Some(Found {
+                                node,
+                                bindings,
+                                guarded,
+                            })
                         })
                     })
                     .collect()
             })
             .collect()
     }
+}
+
+/// Whether `unless` occurs within the match, or `not_inside` around it (both seeded with the
+/// match's bindings, so shared metavariables must agree).
+fn guarded(rule: &CompiledRule, node: Node<'_>, bindings: &Bindings<'_>, matcher: &Matcher<'_>) -> bool {
+    if let Some(unless) = &rule.unless {
+        let mut stack = vec![node];
+        while let Some(n) = stack.pop() {
+            if matcher.matches(&unless.root, n, &mut bindings.clone()) {
+                return true;
+            }
+            let mut cursor = n.walk();
+            stack.extend(n.named_children(&mut cursor));
+        }
+    }
+    if let Some(outer) = &rule.not_inside {
+        let mut current = node.parent();
+        while let Some(n) = current {
+            if matcher.matches(&outer.root, n, &mut bindings.clone()) {
+                return true;
+            }
+            current = n.parent();
+        }
+    }
+    false
 }
 
 fn error_span(error: Node<'_>, text: &str) -> Range<usize> {

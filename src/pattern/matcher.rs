@@ -156,9 +156,14 @@ impl<'s> Matcher<'s> {
         if p.children.is_empty() {
             return node.child_count() == 0 || !p.named;
         }
-        let targets = significant_children(node);
+        let targets = self.targets_for(p, node);
         let patterns: Vec<&PatNode> = p.children.iter().map(|(_, c)| c).collect();
         let checkpoint = b.checkpoint();
+        if p.kind == "decorator"
+            && let Some(ok) = self.bare_decorator(p, &targets, b)
+        {
+            return ok;
+        }
         let ok = if p.kind == "argument_list" {
             self.arguments(&patterns, &targets, b)
         } else {
@@ -170,6 +175,62 @@ impl<'s> Matcher<'s> {
             b.entries.push((Key::ActionCall, Capture::One(node)));
         }
         ok
+    }
+
+    /// The children of `node` to compare with `p`'s: a function pattern without a return
+    /// annotation matches functions with one.
+    fn targets_for<'t>(&self, p: &NodePattern, node: Node<'t>) -> Vec<Node<'t>> {
+        let lenient = p.kind == "function_definition"
+            && !p.children.iter().any(|(f, _)| f.as_deref() == Some("return_type"));
+        if !lenient {
+            return significant_children(node);
+        }
+        let return_type = node.child_by_field_name("return_type");
+        significant_children(node)
+            .into_iter()
+            .filter(|c| c.kind() != "->" && Some(*c) != return_type)
+            .collect()
+    }
+
+    /// `@f($$$A)` against a bare `@f`: `Some(result)` when that case applies.
+    fn bare_decorator<'t>(
+        &self,
+        p: &NodePattern,
+        targets: &[Node<'t>],
+        b: &mut Bindings<'t>,
+    ) -> Option<bool> {
+        let (_, PatNode::Node(call)) = p.children.last()? else {
+            return None;
+        };
+        let target = targets.last()?;
+        if call.kind != "call" || target.kind() == "call" {
+            return None;
+        }
+        let function = call.children.iter().find(|(f, _)| f.as_deref() == Some("function"))?;
+        let (_, PatNode::Node(args)) = call.children.iter().find(|(f, _)| f.as_deref() == Some("arguments"))? else {
+            return None;
+        };
+        let only_sequences = args
+            .children
+            .iter()
+            .all(|(_, c)| matches!(c, PatNode::Multi(_)) || c.kind().is_some_and(|k| k == "(" || k == ")"));
+        if !only_sequences {
+            return Some(false);
+        }
+        let checkpoint = b.checkpoint();
+        if !self.node(&function.1, *target, b) {
+            b.rollback(checkpoint);
+            return Some(false);
+        }
+        for (_, c) in &args.children {
+            if let PatNode::Multi(name) = c
+                && !self.bind(name, Capture::Many(Vec::new()), b)
+            {
+                b.rollback(checkpoint);
+                return Some(false);
+            }
+        }
+        Some(true)
     }
 
     /// Matches a run of patterns against a run of nodes; `$$$` takes any number of nodes.

@@ -103,6 +103,9 @@ const MAX_PATTERN_DEPTH: usize = 200;
 impl Pattern {
     /// Compiles an expression or statement pattern.
     pub fn compile(source: &str) -> Result<Pattern, PatternError> {
+        if source.trim_start().starts_with('@') {
+            return Self::compile_decorator(source);
+        }
         let encoded = encode_pattern(source)?;
         let tree = python::parse(&encoded.text);
         check_syntax(&encoded, tree.root_node(), 0)?;
@@ -127,6 +130,34 @@ impl Pattern {
             root = n.children[0].1.clone();
         }
         mark_action_call(&mut root);
+        Ok(Pattern {
+            source: source.to_string(),
+            metavars: metavars_of(&[&root]),
+            literals: literals_of(&root),
+            root,
+        })
+    }
+
+    /// Compiles a decorator pattern such as `@torch.compile($$$A)`; a call whose arguments are
+    /// all sequence metavariables also matches the bare decorator (`@torch.compile`).
+    fn compile_decorator(source: &str) -> Result<Pattern, PatternError> {
+        let encoded = encode_pattern(source.trim_end())?;
+        let limit = encoded.text.len();
+        let text = format!("{}\ndef __rp_decorated():\n    pass\n", encoded.text);
+        let tree = python::parse(&text);
+        check_syntax(&encoded, tree.root_node(), limit)?;
+        let definition = python::significant_children(tree.root_node())
+            .into_iter()
+            .find(|n| n.kind() == "decorated_definition")
+            .ok_or_else(|| shape_error(0..source.len(), "not a decorator"))?;
+        let decorators: Vec<Node<'_>> = python::significant_children(definition)
+            .into_iter()
+            .filter(|n| n.kind() == "decorator")
+            .collect();
+        let [decorator] = decorators.as_slice() else {
+            return Err(shape_error(0..source.len(), "a decorator pattern is one decorator"));
+        };
+        let root = convert(*decorator, &text, &encoded, 0)?;
         Ok(Pattern {
             source: source.to_string(),
             metavars: metavars_of(&[&root]),

@@ -16,6 +16,10 @@ pub const ROOT_CAPTURE: &str = "root";
 pub fn to_query(root: &PatNode) -> String {
     let mut body = String::new();
     let mut predicates = Vec::new();
+    if root.kind() == Some("decorator") {
+        // `@f($$$A)` also matches a bare `@f`: the decorator's shape is left to the matcher.
+        return format!("((decorator) @{ROOT_CAPTURE})");
+    }
     write_node(root, &mut body, &mut predicates);
     let mut out = format!("({body} @{ROOT_CAPTURE}");
     for p in predicates {

@@ -27,6 +27,9 @@ pub const RULE_KEYS: &[&str] = &[
     "files",
     "inside",
     "match",
+    "unless",
+    "not_inside",
+    "after",
     "action",
     "expect",
     "tests",
@@ -49,6 +52,13 @@ pub const ACTION_NAMES: &[&str] = &[
     "remove_kwargs",
     "set_kwargs",
     "replace",
+    "insert_before",
+    "insert_after",
+    "delete",
+    "append_body",
+    "prepend_body",
+    "add_decorator",
+    "rename",
 ];
 
 /// Reads every rule of one document.
@@ -263,6 +273,16 @@ impl Cx<'_> {
             Some((p, v)) => self.snippet(&p, "match", v)?,
             None => return Err(missing("match")),
         };
+        let unless = field("unless")
+            .map(|(p, v)| self.snippet(&p, "unless", v))
+            .transpose()?;
+        let not_inside = field("not_inside")
+            .map(|(p, v)| self.snippet(&p, "not_inside", v))
+            .transpose()?;
+        let after = match field("after") {
+            Some((p, v)) => self.strings(&p, "after", v)?,
+            None => Vec::new(),
+        };
         let action = match field("action") {
             Some((p, v)) => self.action(&p, v)?,
             None => return Err(missing("action")),
@@ -282,6 +302,9 @@ impl Cx<'_> {
             files,
             inside,
             pattern,
+            unless,
+            not_inside,
+            after,
             action,
             expect,
             tests,
@@ -508,6 +531,95 @@ impl Cx<'_> {
                 Ok(Action::SetKwargs(out))
             }
             "replace" => Ok(Action::Replace(self.snippet(&p, "replace", args)?)),
+            "insert_before" => Ok(Action::InsertBefore(self.snippet(&p, &name, args)?)),
+            "insert_after" => Ok(Action::InsertAfter(self.snippet(&p, &name, args)?)),
+            "append_body" => Ok(Action::AppendBody(self.snippet(&p, &name, args)?)),
+            "add_decorator" => {
+                let code = self.snippet(&p, &name, args)?;
+                if code.text.trim_start().starts_with('@') {
+                    return Err(self.invalid(&p, &name, "write the decorator without its `@`"));
+                }
+                Ok(Action::AddDecorator(code))
+            }
+            "delete" => match args {
+                Value::Bool(true) => Ok(Action::Delete),
+                other => Err(self.wrong_type(&p, "delete", "true", other)),
+            },
+            "prepend_body" => match args {
+                Value::String(_) => Ok(Action::PrependBody {
+                    code: self.snippet(&p, &name, args)?,
+                    after_super: false,
+                }),
+                Value::Mapping(map) => {
+                    self.check_keys(&p, map, &["code", "after_super"], "`prepend_body`")?;
+                    let code = match map.get("code") {
+                        Some(v) => self.snippet(&key_path(&p, "code"), "code", v)?,
+                        None => {
+                            return Err(self.error(
+                                RuleErrorKind::MissingKey {
+                                    key: "code".into(),
+                                    within: "`prepend_body`".into(),
+                                },
+                                self.spans.value(&p),
+                            ));
+                        }
+                    };
+                    let after_super = match map.get("after_super") {
+                        None => false,
+                        Some(Value::Bool(b)) => *b,
+                        Some(other) => {
+                            return Err(self.wrong_type(
+                                &key_path(&p, "after_super"),
+                                "after_super",
+                                "true or false",
+                                other,
+                            ));
+                        }
+                    };
+                    Ok(Action::PrependBody { code, after_super })
+                }
+                other => Err(self.wrong_type(&p, &name, "code, or {code, after_super}", other)),
+            },
+            "rename" => {
+                let Value::Mapping(map) = args else {
+                    return Err(self.wrong_type(&p, &name, "a mapping {from, to}", args));
+                };
+                self.check_keys(&p, map, &["from", "to", "attributes"], "`rename`")?;
+                let ident = |key: &str| -> Result<Spanned<String>, RuleError> {
+                    let kp = key_path(&p, key);
+                    let Some(v) = map.get(key) else {
+                        return Err(self.error(
+                            RuleErrorKind::MissingKey {
+                                key: key.into(),
+                                within: "`rename`".into(),
+                            },
+                            self.spans.value(&p),
+                        ));
+                    };
+                    let s = self.string(&kp, key, v)?;
+                    if !is_identifier(&s.value) {
+                        return Err(self.invalid(&kp, key, format!("`{}` is not an identifier", s.value)));
+                    }
+                    Ok(s)
+                };
+                let attributes = match map.get("attributes") {
+                    None => false,
+                    Some(Value::Bool(b)) => *b,
+                    Some(other) => {
+                        return Err(self.wrong_type(
+                            &key_path(&p, "attributes"),
+                            "attributes",
+                            "true or false",
+                            other,
+                        ));
+                    }
+                };
+                Ok(Action::Rename {
+                    from: ident("from")?,
+                    to: ident("to")?,
+                    attributes,
+                })
+            }
             other => {
                 let error = self.error(
                     RuleErrorKind::UnknownAction {

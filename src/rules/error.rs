@@ -94,6 +94,32 @@ pub enum RuleErrorKind {
         /// The action.
         action: String,
     },
+    /// An action that needs a function where the pattern matches something else.
+    #[error("`{action}` edits a function, but the pattern is not a `def`")]
+    ActionNeedsFunction {
+        /// The action.
+        action: String,
+    },
+    /// `after` names a rule that does not exist.
+    #[error("`after` names `{id}`, which is no rule here")]
+    UnknownAfter {
+        /// The id.
+        id: String,
+    },
+    /// `after` names a rule of a later phase.
+    #[error("`after` names `{id}`, which runs in a later phase ({phase})")]
+    AfterLaterPhase {
+        /// The id.
+        id: String,
+        /// Its phase.
+        phase: String,
+    },
+    /// `after` chains that loop.
+    #[error("rules wait for each other in a cycle: {cycle}")]
+    AfterCycle {
+        /// The ids around the cycle.
+        cycle: String,
+    },
     /// A metavariable used but bound by nothing.
     #[error("`${name}` is used here but bound by neither `match` nor `inside.loop`")]
     UnboundMetavariable {
@@ -152,7 +178,12 @@ impl RuleErrorKind {
             RuleErrorKind::PatternSyntax { .. } => "repatch::rule::pattern",
             RuleErrorKind::Metavariable { .. } => "repatch::rule::metavariable",
             RuleErrorKind::UnknownAction { .. } => "repatch::rule::action",
-            RuleErrorKind::ActionNeedsCall { .. } => "repatch::rule::action_target",
+            RuleErrorKind::ActionNeedsCall { .. } | RuleErrorKind::ActionNeedsFunction { .. } => {
+                "repatch::rule::action_target"
+            }
+            RuleErrorKind::UnknownAfter { .. }
+            | RuleErrorKind::AfterLaterPhase { .. }
+            | RuleErrorKind::AfterCycle { .. } => "repatch::rule::order",
             RuleErrorKind::UnboundMetavariable { .. } => "repatch::rule::unbound",
             RuleErrorKind::DuplicateId { .. } => "repatch::rule::duplicate_id",
             RuleErrorKind::UnknownVersion { .. } => "repatch::rule::unknown_version",
@@ -177,6 +208,10 @@ impl RuleErrorKind {
             RuleErrorKind::Metavariable { .. } => "here",
             RuleErrorKind::UnknownAction { .. } => "unknown action",
             RuleErrorKind::ActionNeedsCall { .. } => "no call in this pattern",
+            RuleErrorKind::ActionNeedsFunction { .. } => "not a function pattern",
+            RuleErrorKind::UnknownAfter { .. } => "unknown rule",
+            RuleErrorKind::AfterLaterPhase { .. } => "later phase",
+            RuleErrorKind::AfterCycle { .. } => "part of the cycle",
             RuleErrorKind::UnboundMetavariable { .. } => "unbound",
             RuleErrorKind::DuplicateId { .. } => "defined again here",
             RuleErrorKind::UnknownVersion { .. } => "version unknown",

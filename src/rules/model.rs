@@ -248,6 +248,33 @@ pub enum Action {
     SetKwargs(Vec<(Spanned<String>, Snippet)>),
     /// Replace the whole match by a template, with metavariables substituted.
     Replace(Snippet),
+    /// Insert statements before the statement holding the match.
+    InsertBefore(Snippet),
+    /// Insert statements after the statement holding the match.
+    InsertAfter(Snippet),
+    /// Delete the statement (or decorator) holding the match.
+    Delete,
+    /// Append statements to the body of the matched function.
+    AppendBody(Snippet),
+    /// Insert statements at the start of the matched function's body: after its docstring,
+    /// or after its `super().__init__(...)` call when `after_super`.
+    PrependBody {
+        /// The statements.
+        code: Snippet,
+        /// Insert after the `super().__init__(...)` call.
+        after_super: bool,
+    },
+    /// Add a decorator (the expression after `@`) to the matched function.
+    AddDecorator(Snippet),
+    /// Rename an identifier within the match.
+    Rename {
+        /// The identifier to rename.
+        from: Spanned<String>,
+        /// Its new name.
+        to: Spanned<String>,
+        /// Whether attribute names (`x.from`) are renamed too.
+        attributes: bool,
+    },
 }
 
 impl Action {
@@ -258,12 +285,30 @@ impl Action {
             Action::RemoveKwargs(_) => "remove_kwargs",
             Action::SetKwargs(_) => "set_kwargs",
             Action::Replace(_) => "replace",
+            Action::InsertBefore(_) => "insert_before",
+            Action::InsertAfter(_) => "insert_after",
+            Action::Delete => "delete",
+            Action::AppendBody(_) => "append_body",
+            Action::PrependBody { .. } => "prepend_body",
+            Action::AddDecorator(_) => "add_decorator",
+            Action::Rename { .. } => "rename",
         }
     }
 
     /// Whether the action edits a call found in the pattern.
     pub fn needs_call(&self) -> bool {
-        !matches!(self, Action::Replace(_))
+        matches!(
+            self,
+            Action::KwargsToPositional { .. } | Action::RemoveKwargs(_) | Action::SetKwargs(_)
+        )
+    }
+
+    /// Whether the action edits the body or decorators of a matched function.
+    pub fn needs_function(&self) -> bool {
+        matches!(
+            self,
+            Action::AppendBody(_) | Action::PrependBody { .. } | Action::AddDecorator(_)
+        )
     }
 }
 
@@ -310,6 +355,12 @@ pub struct Rule {
     pub inside: Inside,
     /// The Python pattern to find.
     pub pattern: Snippet,
+    /// A pattern that, found within a match, leaves that match alone (already patched).
+    pub unless: Option<Snippet>,
+    /// A pattern that, found around a match (an enclosing node), leaves that match alone.
+    pub not_inside: Option<Snippet>,
+    /// Rules of the same phase whose output this rule sees.
+    pub after: Vec<Spanned<String>>,
     /// What to do with each match.
     pub action: Action,
     /// How many matches each selected file must have.

@@ -8,7 +8,20 @@ use serde_yaml::{Mapping, Value};
 use super::model::{Action, Expect, NameFilter, Rule, TestCase, TestExpectation, original_regex};
 
 /// Keys whose values are Python code, written in backticks in the DSL.
-const CODE_KEYS: &[&str] = &["match", "loop", "replace", "before"];
+const CODE_KEYS: &[&str] = &[
+    "match",
+    "loop",
+    "unless",
+    "not_inside",
+    "replace",
+    "insert_before",
+    "insert_after",
+    "append_body",
+    "prepend_body",
+    "code",
+    "add_decorator",
+    "before",
+];
 
 /// The canonical value tree of a rule: keys in schema order, defaults written out.
 pub fn to_value(rule: &Rule) -> Value {
@@ -59,6 +72,18 @@ pub fn to_value(rule: &Rule) -> Value {
         put("inside", Value::Mapping(inside));
     }
     put("match", rule.pattern.text.clone().into());
+    if let Some(u) = &rule.unless {
+        put("unless", u.text.clone().into());
+    }
+    if let Some(n) = &rule.not_inside {
+        put("not_inside", n.text.clone().into());
+    }
+    if !rule.after.is_empty() {
+        put(
+            "after",
+            Value::Sequence(rule.after.iter().map(|a| a.value.clone().into()).collect()),
+        );
+    }
     put("action", action_value(&rule.action));
     if let Some(e) = rule.expect {
         put("expect", expect_value(e));
@@ -105,8 +130,9 @@ fn test_value(case: &TestCase) -> Value {
     Value::Mapping(m)
 }
 
-fn action_value(action: &Action) -> Value {
-    let args = match action {
+/// An action's arguments as a value tree (what stands under its name).
+pub fn action_args(action: &Action) -> Value {
+    match action {
         Action::KwargsToPositional { signature } => {
             let mut m = Mapping::new();
             m.insert("signature".into(), signature.value.clone().into());
@@ -121,10 +147,37 @@ fn action_value(action: &Action) -> Value {
                 .map(|(k, v)| (k.value.clone().into(), v.text.clone().into()))
                 .collect(),
         ),
-        Action::Replace(t) => t.text.clone().into(),
-    };
+        Action::Replace(t)
+        | Action::InsertBefore(t)
+        | Action::InsertAfter(t)
+        | Action::AppendBody(t)
+        | Action::AddDecorator(t) => t.text.clone().into(),
+        Action::PrependBody { code, after_super } => {
+            if *after_super {
+                let mut m = Mapping::new();
+                m.insert("code".into(), code.text.clone().into());
+                m.insert("after_super".into(), true.into());
+                Value::Mapping(m)
+            } else {
+                code.text.clone().into()
+            }
+        }
+        Action::Delete => true.into(),
+        Action::Rename { from, to, attributes } => {
+            let mut m = Mapping::new();
+            m.insert("from".into(), from.value.clone().into());
+            m.insert("to".into(), to.value.clone().into());
+            if *attributes {
+                m.insert("attributes".into(), true.into());
+            }
+            Value::Mapping(m)
+        }
+    }
+}
+
+fn action_value(action: &Action) -> Value {
     let mut m = Mapping::new();
-    m.insert(action.name().into(), args);
+    m.insert(action.name().into(), action_args(action));
     Value::Mapping(m)
 }
 

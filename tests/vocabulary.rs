@@ -1,0 +1,124 @@
+//! Statement, function, decorator, rename and guard actions, and `after:` ordering.
+
+mod common;
+
+use common::{patch, render, rule_error, rules, versions};
+
+fn apply(rule: &str, source: &str) -> String {
+    let set = rules(rule);
+    let out = patch(&set, &versions(&[]), "m.py", source).unwrap_or_else(|e| panic!("{}", render(&e)));
+    // Every action is a fixed point: applying it to its own output changes nothing.
+    let again = patch(&set, &versions(&[]), "m.py", &out.output).unwrap_or_else(|e| panic!("{}", render(&e)));
+    assert_eq!(again.output, out.output, "second run changed the output");
+    out.output
+}
+
+const NESTED: &str = r#"class Model(nn.Module):
+    def forward(self, x):
+        for layer in self.layers:
+            if self.training:
+                h = self.embed(x)
+                x = layer(h)
+        return x
+"#;
+
+#[test]
+fn insert_before_and_after_indent_multi_line_templates_in_nested_blocks() {
+    let out = apply(
+        "id: around\nmatch: \"h = self.embed($X)\"\naction:\n  insert_before: |-\n    if $X is None:\n        raise ValueError(\"no input\")\nexpect: 1\n",
+        NESTED,
+    );
+    let out = apply(
+        "id: after\nmatch: \"h = self.embed($X)\"\naction:\n  insert_after: |-\n    h = h * self.scale\n    h = self.dropout(h)\nexpect: 1\n",
+        &out,
+    );
+    insta::assert_snapshot!(out);
+}
+
+#[test]
+fn delete_statements_and_decorators() {
+    let source = "class A:\n    @torch.compile\n    def f(self):\n        debug(self)\n        return 1\n\n    @torch.compile(mode=\"max-autotune\")\n    def g(self):\n        debug(self)\n";
+    let out = apply(
+        "id: no-compile\nmatch: \"@torch.compile($$$A)\"\naction: {delete: true}\nexpect: {max: 2}\n",
+        source,
+    );
+    let out = apply("id: no-debug\nmatch: \"debug($X)\"\naction: {delete: true}\nexpect: {min: 0}\n", &out);
+    insta::assert_snapshot!(out);
+}
+
+#[test]
+fn append_body_is_guarded_by_unless_on_a_second_run() {
+    let rule = "id: gc-flag\ninside: {class: Model}\nmatch: \"def __init__($$$P): $$$B\"\nunless: \"self.gradient_checkpointing = $_\"\naction:\n  append_body: \"self.gradient_checkpointing = False\"\nexpect: 1\n";
+    let source = "class Model(nn.Module):\n    def __init__(self, config):\n        super().__init__()\n        self.layers = nn.ModuleList()\n";
+    let once = apply(rule, source);
+    insta::assert_snapshot!(once);
+    let set = rules(rule);
+    let report = patch(&set, &versions(&[]), "m.py", &once).unwrap();
+    assert_eq!(report.rules[0].status, repatch::engine::RuleStatus::Unchanged);
+    assert!(report.rules[0].matches[0].guarded);
+}
+
+#[test]
+fn prepend_body_goes_after_the_docstring_or_after_super() {
+    let source = "class Model(nn.Module):\n    def __init__(self, config) -> None:\n        \"\"\"Builds it.\"\"\"\n        super().__init__()\n        self.x = 1\n";
+    let after_doc = apply(
+        "id: a\nmatch: \"def __init__($$$P): $$$B\"\naction: {prepend_body: \"self.ready = False\"}\n",
+        source,
+    );
+    let after_super = apply(
+        "id: b\nmatch: \"def __init__($$$P): $$$B\"\naction:\n  prepend_body: {code: \"self.config = config\", after_super: true}\n",
+        source,
+    );
+    insta::assert_snapshot!(format!("{after_doc}---\n{after_super}"));
+}
+
+#[test]
+fn add_decorator_is_idempotent() {
+    let source = "class A:\n    @property\n    def f(self):\n        return 1\n\n    def g(self):\n        return 2\n";
+    let out = apply(
+        "id: eager\nmatch: \"def $F(self): $$$B\"\naction: {add_decorator: \"torch._dynamo.disable\"}\nexpect: 2\n",
+        source,
+    );
+    insta::assert_snapshot!(out);
+}
+
+#[test]
+fn rename_skips_attributes_strings_and_keywords_unless_asked() {
+    let source = "def f(layer_idx):\n    idx = layer_idx + 1  # layer_idx\n    return g(layer_idx=layer_idx, s=\"layer_idx\", a=self.layer_idx)\n";
+    let plain = apply(
+        "id: r\nmatch: \"def f($$$P): $$$B\"\naction: {rename: {from: layer_idx, to: index}}\n",
+        source,
+    );
+    let with_attributes = apply(
+        "id: r\nmatch: \"def f($$$P): $$$B\"\naction: {rename: {from: layer_idx, to: index, attributes: true}}\n",
+        source,
+    );
+    insta::assert_snapshot!(format!("{plain}---\n{with_attributes}"));
+}
+
+#[test]
+fn replace_may_span_several_statements() {
+    let source = "class M:\n    def forward(self, x):\n        for layer in self.layers:\n            x = layer(x, mask)\n        return x\n";
+    let out = apply(
+        "id: ckpt\nmatch: \"$X = $L($$$A)\"\nnot_inside: \"if self.gradient_checkpointing and self.training: $$$T\\nelse: $$$E\"\ninside: {loop: \"for $L in self.layers\"}\naction:\n  replace: |-\n    if self.gradient_checkpointing and self.training:\n        $X = self._gradient_checkpointing_func($L.__call__, $$$A)\n    else:\n        $X = $L($$$A)\nexpect: 1\n",
+        source,
+    );
+    insta::assert_snapshot!(out);
+}
+
+#[test]
+fn after_chains_see_the_output_of_earlier_rules() {
+    let chain = "id: second\nafter: [first]\nmatch: \"self.final_norm($X)\"\nnot_inside: \"$E.float()\"\naction: {replace: \"self.final_norm($X).float()\"}\nexpect: 1\n---\nid: first\nmatch: \"self.norm($X)\"\naction: {replace: \"self.final_norm($X)\"}\nexpect: 1\n";
+    let set = rules(chain);
+    let out = patch(&set, &versions(&[]), "m.py", "y = self.norm(x)\n").unwrap();
+    assert_eq!(out.output, "y = self.final_norm(x).float()\n");
+    let order: Vec<(&str, usize)> = out.rules.iter().map(|r| (r.rule.as_str(), r.step)).collect();
+    assert_eq!(order, [("first", 0), ("second", 1)]);
+}
+
+#[test]
+fn after_errors() {
+    insta::assert_snapshot!("after_unknown", rule_error("id: a\nafter: [frist]\nmatch: \"f($X)\"\naction: {replace: \"g($X)\"}\n---\nid: first\nmatch: \"g($X)\"\naction: {replace: \"h($X)\"}\n"));
+    insta::assert_snapshot!("after_cycle", rule_error("id: a\nafter: [b]\nmatch: \"f($X)\"\naction: {replace: \"g($X)\"}\n---\nid: b\nafter: [a]\nmatch: \"g($X)\"\naction: {replace: \"h($X)\"}\n"));
+    insta::assert_snapshot!("body_action_needs_function", rule_error("id: a\nmatch: \"f($X)\"\naction: {append_body: \"pass\"}\n"));
+}
