@@ -616,7 +616,7 @@ fn test(args: TestArgs) -> Result<u8, Error> {
         {
             continue;
         }
-        for result in crate::testing::run_rule(rule, args.update)? {
+        for result in crate::testing::run_rule(rule, &rules, args.update)? {
             let name = format!("{} › {}", result.rule, result.case);
             match &result.failure {
                 None if result.updated => {

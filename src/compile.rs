@@ -234,10 +234,12 @@ fn order(rules: &mut [CompiledRule], ids: &HashMap<String, usize>) -> Result<(),
                 let e = error(RuleErrorKind::UnknownAfter {
                     id: name.value.clone(),
                 });
-                return Err(match crate::rules::error::did_you_mean(&name.value, &known) {
-                    Some(s) => e.with_help(format!("did you mean `{s}`?")),
-                    None => e,
-                });
+                return Err(
+                    match crate::rules::error::did_you_mean(&name.value, &known) {
+                        Some(s) => e.with_help(format!("did you mean `{s}`?")),
+                        None => e,
+                    },
+                );
             };
             if rules[j].rule.phase > rules[i].rule.phase {
                 return Err(error(RuleErrorKind::AfterLaterPhase {
@@ -287,7 +289,11 @@ fn order(rules: &mut [CompiledRule], ids: &HashMap<String, usize>) -> Result<(),
         if let Err(cycle) = visit(i, rules, &mut state, &mut steps, &mut Vec::new()) {
             let names: Vec<&str> = cycle.iter().map(|&c| rules[c].id()).collect();
             let first = &rules[cycle[0]];
-            let span = first.rule.after.first().map_or(first.rule.id.span.clone(), |a| a.span.clone());
+            let span = first
+                .rule
+                .after
+                .first()
+                .map_or(first.rule.id.span.clone(), |a| a.span.clone());
             return Err(RuleError::new(
                 RuleErrorKind::AfterCycle {
                     cycle: names.join(" → "),

@@ -43,12 +43,22 @@ pub fn lint(paths: &[PathBuf]) -> Result<Vec<RuleError>, Error> {
     for rule in &loaded {
         findings.extend(lint_rule(rule));
     }
+    // `after` links rules to each other: unknown names and cycles show only in the whole set.
+    let clean = findings
+        .iter()
+        .all(|f| f.kind.severity() != Severity::Error);
+    if clean && let Err(e) = RuleSet::compile(loaded) {
+        findings.push(e);
+    }
     Ok(findings)
 }
 
 fn lint_rule(rule: &Rule) -> Vec<RuleError> {
     let file = &rule.origin.file;
-    let compiled = match RuleSet::compile(vec![rule.clone()]) {
+    // Alone, a rule's `after` names nothing; the whole set checks those links.
+    let mut alone = rule.clone();
+    alone.after.clear();
+    let compiled = match RuleSet::compile(vec![alone]) {
         Ok(set) => set,
         Err(e) => return vec![e],
     };

@@ -124,9 +124,30 @@ pub fn default_path(rule: &Rule) -> String {
     path
 }
 
-/// Runs every case of `rule`; `update` writes snapshots instead of comparing them.
-pub fn run_rule(rule: &Rule, update: bool) -> Result<Vec<CaseResult>, Error> {
-    let set = RuleSet::compile(vec![rule.clone()])?;
+/// `rule` and the rules it runs `after` (transitively), from `all`, dependencies first.
+fn with_dependencies(rule: &Rule, all: &[Rule]) -> Vec<Rule> {
+    let mut wanted = vec![rule.id.value.clone()];
+    let mut i = 0;
+    while i < wanted.len() {
+        if let Some(r) = all.iter().find(|r| r.id.value == wanted[i]) {
+            for dep in &r.after {
+                if !wanted.contains(&dep.value) {
+                    wanted.push(dep.value.clone());
+                }
+            }
+        }
+        i += 1;
+    }
+    all.iter()
+        .filter(|r| wanted.contains(&r.id.value))
+        .cloned()
+        .collect()
+}
+
+/// Runs every case of `rule`, together with the rules it runs `after` (from `all`), so a case
+/// sees what the rule sees in a real run; `update` writes snapshots instead of comparing them.
+pub fn run_rule(rule: &Rule, all: &[Rule], update: bool) -> Result<Vec<CaseResult>, Error> {
+    let set = RuleSet::compile(with_dependencies(rule, all))?;
     let mut results = Vec::new();
     for case in cases(rule)? {
         let mut versions = VersionEnv::default();

@@ -27,9 +27,19 @@ fn every_shipped_rule_passes_its_tests() {
     assert_eq!(out.status.code(), Some(0), "{stdout}");
     assert!(stdout.trim_end().ends_with(" passed, 0 failed"), "{stdout}");
     // Each shipped rule has a case that patches, one the version gate skips, and a near miss.
-    assert!(stdout.contains("PASS whisper-decoder-layer-positional › patches-4.57"));
-    assert!(stdout.contains("PASS whisper-decoder-layer-positional › gate-skips-4.51"));
-    assert!(stdout.contains("PASS whisper-decoder-layer-positional › near-miss-other-loop"));
+    let rules =
+        repatch::rules::load_path(&Path::new(env!("CARGO_MANIFEST_DIR")).join("rules")).unwrap();
+    assert!(rules.len() >= 6);
+    for rule in &rules {
+        for kind in ["patches", "gate-skips", "near-miss"] {
+            let prefix = format!("PASS {} › {kind}", rule.id.value);
+            assert!(
+                stdout.contains(&prefix),
+                "{} lacks a `{kind}` case:\n{stdout}",
+                rule.id.value
+            );
+        }
+    }
 }
 
 const RULE: &str = r#"id: demo

@@ -6,9 +6,11 @@ use common::{patch, render, rule_error, rules, versions};
 
 fn apply(rule: &str, source: &str) -> String {
     let set = rules(rule);
-    let out = patch(&set, &versions(&[]), "m.py", source).unwrap_or_else(|e| panic!("{}", render(&e)));
+    let out =
+        patch(&set, &versions(&[]), "m.py", source).unwrap_or_else(|e| panic!("{}", render(&e)));
     // Every action is a fixed point: applying it to its own output changes nothing.
-    let again = patch(&set, &versions(&[]), "m.py", &out.output).unwrap_or_else(|e| panic!("{}", render(&e)));
+    let again = patch(&set, &versions(&[]), "m.py", &out.output)
+        .unwrap_or_else(|e| panic!("{}", render(&e)));
     assert_eq!(again.output, out.output, "second run changed the output");
     out.output
 }
@@ -42,7 +44,10 @@ fn delete_statements_and_decorators() {
         "id: no-compile\nmatch: \"@torch.compile($$$A)\"\naction: {delete: true}\nexpect: {max: 2}\n",
         source,
     );
-    let out = apply("id: no-debug\nmatch: \"debug($X)\"\naction: {delete: true}\nexpect: {min: 0}\n", &out);
+    let out = apply(
+        "id: no-debug\nmatch: \"debug($X)\"\naction: {delete: true}\nexpect: {min: 0}\n",
+        &out,
+    );
     insta::assert_snapshot!(out);
 }
 
@@ -54,7 +59,10 @@ fn append_body_is_guarded_by_unless_on_a_second_run() {
     insta::assert_snapshot!(once);
     let set = rules(rule);
     let report = patch(&set, &versions(&[]), "m.py", &once).unwrap();
-    assert_eq!(report.rules[0].status, repatch::engine::RuleStatus::Unchanged);
+    assert_eq!(
+        report.rules[0].status,
+        repatch::engine::RuleStatus::Unchanged
+    );
     assert!(report.rules[0].matches[0].guarded);
 }
 
@@ -112,13 +120,30 @@ fn after_chains_see_the_output_of_earlier_rules() {
     let set = rules(chain);
     let out = patch(&set, &versions(&[]), "m.py", "y = self.norm(x)\n").unwrap();
     assert_eq!(out.output, "y = self.final_norm(x).float()\n");
-    let order: Vec<(&str, usize)> = out.rules.iter().map(|r| (r.rule.as_str(), r.step)).collect();
+    let order: Vec<(&str, usize)> = out
+        .rules
+        .iter()
+        .map(|r| (r.rule.as_str(), r.step))
+        .collect();
     assert_eq!(order, [("first", 0), ("second", 1)]);
 }
 
 #[test]
 fn after_errors() {
-    insta::assert_snapshot!("after_unknown", rule_error("id: a\nafter: [frist]\nmatch: \"f($X)\"\naction: {replace: \"g($X)\"}\n---\nid: first\nmatch: \"g($X)\"\naction: {replace: \"h($X)\"}\n"));
-    insta::assert_snapshot!("after_cycle", rule_error("id: a\nafter: [b]\nmatch: \"f($X)\"\naction: {replace: \"g($X)\"}\n---\nid: b\nafter: [a]\nmatch: \"g($X)\"\naction: {replace: \"h($X)\"}\n"));
-    insta::assert_snapshot!("body_action_needs_function", rule_error("id: a\nmatch: \"f($X)\"\naction: {append_body: \"pass\"}\n"));
+    insta::assert_snapshot!(
+        "after_unknown",
+        rule_error(
+            "id: a\nafter: [frist]\nmatch: \"f($X)\"\naction: {replace: \"g($X)\"}\n---\nid: first\nmatch: \"g($X)\"\naction: {replace: \"h($X)\"}\n"
+        )
+    );
+    insta::assert_snapshot!(
+        "after_cycle",
+        rule_error(
+            "id: a\nafter: [b]\nmatch: \"f($X)\"\naction: {replace: \"g($X)\"}\n---\nid: b\nafter: [a]\nmatch: \"g($X)\"\naction: {replace: \"h($X)\"}\n"
+        )
+    );
+    insta::assert_snapshot!(
+        "body_action_needs_function",
+        rule_error("id: a\nmatch: \"f($X)\"\naction: {append_body: \"pass\"}\n")
+    );
 }

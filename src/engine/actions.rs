@@ -7,7 +7,7 @@ use tree_sitter::Node;
 
 use super::arglist::{ArgList, Item};
 use super::signature::{LookupError, ParamKind, Signature, find_signature};
-use crate::pattern::matcher::Bindings;
+use crate::pattern::matcher::{Bindings, Capture};
 use crate::pattern::meta::{Metavar, scan};
 use crate::python::{line_indent, significant_children};
 use crate::rules::model::Action;
@@ -194,9 +194,13 @@ pub fn plan(
         }
         Action::AppendBody(template) | Action::PrependBody { code: template, .. } => {
             let function = function_of(site)?;
-            let body = function
-                .child_by_field_name("body")
-                .ok_or_else(|| ActionFailure::at(function.byte_range(), "here", "the function has no body".into()))?;
+            let body = function.child_by_field_name("body").ok_or_else(|| {
+                ActionFailure::at(
+                    function.byte_range(),
+                    "here",
+                    "the function has no body".into(),
+                )
+            })?;
             let statements = significant_children(body);
             let Some(first) = statements.first() else {
                 return Ok(Vec::new());
@@ -228,7 +232,8 @@ pub fn plan(
                 _ => unreachable!("body actions only"),
             };
             let neighbours = if after_anchor {
-                &statements[(anchor + 1).min(statements.len())..(anchor + 1 + n).min(statements.len())]
+                &statements
+                    [(anchor + 1).min(statements.len())..(anchor + 1 + n).min(statements.len())]
             } else {
                 &statements[..n.min(statements.len())]
             };
@@ -276,7 +281,11 @@ pub fn plan(
                 })
             }
         }
-        Action::Rename { from, to, attributes } => {
+        Action::Rename {
+            from,
+            to,
+            attributes,
+        } => {
             let edits = rename(site.node, site.source, &from.value, &to.value, *attributes);
             return Ok(edits);
         }
@@ -367,7 +376,9 @@ fn function_of<'t>(site: &Site<'_, 't>) -> Result<Node<'t>, ActionFailure> {
 
 fn is_docstring(statement: Node<'_>) -> bool {
     statement.kind() == "expression_statement"
-        && statement.named_child(0).is_some_and(|c| c.kind() == "string")
+        && statement
+            .named_child(0)
+            .is_some_and(|c| c.kind() == "string")
 }
 
 fn is_super_init(statement: Node<'_>, source: &str) -> bool {
@@ -605,36 +616,99 @@ fn kwargs_to_positional(
     }))
 }
 
-/// Fills a template's metavariables with the text they bound; lines after the first are
-/// indented like the line the match starts on.
+/// Fills a template's metavariables with the text they bound. Lines after the template's
+/// first are indented like the line the match starts on, and a capture spanning several lines
+/// keeps its own layout, shifted to where it now stands. `($$$ARGS)` with every argument of a
+/// call takes the call's whole argument layout (line breaks, trailing comma) along.
 pub fn substitute(template: &str, bindings: &Bindings<'_>, source: &str, indent: &str) -> String {
-    let mut out = String::with_capacity(template.len());
     let Ok(pieces) = scan(template) else {
         // Templates are checked when rules compile; a failure here cannot happen.
         return template.to_string();
     };
-    for piece in pieces {
+    let mut out = String::with_capacity(template.len());
+    for piece in &pieces {
         match &piece.var {
-            None => out.push_str(&template[piece.range]),
+            None => {
+                for (i, part) in template[piece.range.clone()].split('\n').enumerate() {
+                    if i > 0 {
+                        out.push('\n');
+                        out.push_str(indent);
+                    }
+                    out.push_str(part);
+                }
+            }
             Some(Metavar::Single(Some(name)) | Metavar::Multi(Some(name))) => {
-                if let Some(capture) = bindings.get(name) {
-                    out.push_str(capture.text(source));
+                let Some(capture) = bindings.get(name) else {
+                    continue;
+                };
+                let between_parens = template[..piece.range.start].ends_with('(')
+                    && template[piece.range.end..].starts_with(')');
+                let (text, start) = capture_layout(capture, source, between_parens);
+                // Continuation lines keep their indentation relative to the capture's base:
+                // the capture's own column where it opens a line, else its line's indentation.
+                let line_start = source[..start].rfind('\n').map_or(0, |i| i + 1);
+                let opens_line = source[line_start..start].trim().is_empty();
+                let base = if opens_line {
+                    &source[line_start..start]
+                } else {
+                    line_indent(source, start)
+                };
+                let here = current_indent(&out).to_string();
+                let segments: Vec<&str> = text.split('\n').collect();
+                for (i, segment) in segments.iter().enumerate() {
+                    if i == 0 {
+                        out.push_str(segment);
+                        continue;
+                    }
+                    out.push('\n');
+                    let last = i + 1 == segments.len();
+                    if segment.trim().is_empty() && !last {
+                        continue;
+                    }
+                    out.push_str(&here);
+                    out.push_str(segment.strip_prefix(base).unwrap_or(segment.trim_start()));
                 }
             }
             Some(_) => {}
         }
     }
-    if indent.is_empty() || !out.contains('\n') {
-        return out;
-    }
-    let mut lines = out.split('\n');
-    let mut indented = lines.next().unwrap_or("").to_string();
-    for line in lines {
-        indented.push('\n');
-        if !line.trim().is_empty() {
-            indented.push_str(indent);
+    // Lines holding only indentation are left empty.
+    let mut cleaned: Vec<&str> = out.split('\n').collect();
+    for line in &mut cleaned {
+        if line.trim().is_empty() {
+            *line = "";
         }
-        indented.push_str(line);
     }
-    indented
+    cleaned.join("\n")
+}
+
+/// The leading whitespace of the last line of `text`.
+fn current_indent(text: &str) -> &str {
+    let line = &text[text.rfind('\n').map_or(0, |i| i + 1)..];
+    &line[..line.len() - line.trim_start().len()]
+}
+
+/// The text a capture writes, and where that text starts in the source.
+fn capture_layout<'s>(
+    capture: &Capture<'_>,
+    source: &'s str,
+    between_parens: bool,
+) -> (&'s str, usize) {
+    if between_parens
+        && let Capture::Many(nodes) = capture
+        && let Some(first) = nodes.first()
+        && let Some(list) = first.parent().filter(|p| p.kind() == "argument_list")
+    {
+        let mut cursor = list.walk();
+        let all: Vec<_> = list
+            .named_children(&mut cursor)
+            .filter(|n| n.kind() != "comment")
+            .collect();
+        if all == *nodes {
+            let inner = list.start_byte() + 1..list.end_byte() - 1;
+            return (&source[inner.clone()], inner.start);
+        }
+    }
+    let start = capture.byte_range().map_or(0, |r| r.start);
+    (capture.text(source), start)
 }

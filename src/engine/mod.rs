@@ -530,7 +530,12 @@ impl<'r> Engine<'r> {
 
 /// Whether `unless` occurs within the match, or `not_inside` around it (both seeded with the
 /// match's bindings, so shared metavariables must agree).
-fn guarded(rule: &CompiledRule, node: Node<'_>, bindings: &Bindings<'_>, matcher: &Matcher<'_>) -> bool {
+fn guarded(
+    rule: &CompiledRule,
+    node: Node<'_>,
+    bindings: &Bindings<'_>,
+    matcher: &Matcher<'_>,
+) -> bool {
     if let Some(unless) = &rule.unless {
         let mut stack = vec![node];
         while let Some(n) = stack.pop() {

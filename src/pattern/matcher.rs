@@ -181,7 +181,10 @@ impl<'s> Matcher<'s> {
     /// annotation matches functions with one.
     fn targets_for<'t>(&self, p: &NodePattern, node: Node<'t>) -> Vec<Node<'t>> {
         let lenient = p.kind == "function_definition"
-            && !p.children.iter().any(|(f, _)| f.as_deref() == Some("return_type"));
+            && !p
+                .children
+                .iter()
+                .any(|(f, _)| f.as_deref() == Some("return_type"));
         if !lenient {
             return significant_children(node);
         }
@@ -206,14 +209,20 @@ impl<'s> Matcher<'s> {
         if call.kind != "call" || target.kind() == "call" {
             return None;
         }
-        let function = call.children.iter().find(|(f, _)| f.as_deref() == Some("function"))?;
-        let (_, PatNode::Node(args)) = call.children.iter().find(|(f, _)| f.as_deref() == Some("arguments"))? else {
-            return None;
-        };
-        let only_sequences = args
+        let function = call
             .children
             .iter()
-            .all(|(_, c)| matches!(c, PatNode::Multi(_)) || c.kind().is_some_and(|k| k == "(" || k == ")"));
+            .find(|(f, _)| f.as_deref() == Some("function"))?;
+        let (_, PatNode::Node(args)) = call
+            .children
+            .iter()
+            .find(|(f, _)| f.as_deref() == Some("arguments"))?
+        else {
+            return None;
+        };
+        let only_sequences = args.children.iter().all(|(_, c)| {
+            matches!(c, PatNode::Multi(_)) || c.kind().is_some_and(|k| k == "(" || k == ")")
+        });
         if !only_sequences {
             return Some(false);
         }

@@ -155,7 +155,10 @@ impl Pattern {
             .filter(|n| n.kind() == "decorator")
             .collect();
         let [decorator] = decorators.as_slice() else {
-            return Err(shape_error(0..source.len(), "a decorator pattern is one decorator"));
+            return Err(shape_error(
+                0..source.len(),
+                "a decorator pattern is one decorator",
+            ));
         };
         let root = convert(*decorator, &text, &encoded, 0)?;
         Ok(Pattern {

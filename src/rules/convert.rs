@@ -598,7 +598,11 @@ impl Cx<'_> {
                     };
                     let s = self.string(&kp, key, v)?;
                     if !is_identifier(&s.value) {
-                        return Err(self.invalid(&kp, key, format!("`{}` is not an identifier", s.value)));
+                        return Err(self.invalid(
+                            &kp,
+                            key,
+                            format!("`{}` is not an identifier", s.value),
+                        ));
                     }
                     Ok(s)
                 };

@@ -163,7 +163,11 @@ pub fn action_args(action: &Action) -> Value {
             }
         }
         Action::Delete => true.into(),
-        Action::Rename { from, to, attributes } => {
+        Action::Rename {
+            from,
+            to,
+            attributes,
+        } => {
             let mut m = Mapping::new();
             m.insert("from".into(), from.value.clone().into());
             m.insert("to".into(), to.value.clone().into());

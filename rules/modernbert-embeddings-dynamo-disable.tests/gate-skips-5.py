@@ -1,0 +1,14 @@
+# repatch: with transformers=5.25.0
+# repatch: unchanged
+# repatch: path transformers/models/modernbert/modeling_modernbert.py
+class ModernBertEmbeddings(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.drop = nn.Dropout(config.embedding_dropout)
+
+    @torch.compile(dynamic=True)
+    def compiled_embeddings(self, input_ids: torch.LongTensor) -> torch.Tensor:
+        return self.drop(self.norm(self.tok_embeddings(input_ids)))
+
+    def forward(self, input_ids=None, inputs_embeds=None):
+        return self.compiled_embeddings(input_ids)
