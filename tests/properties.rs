@@ -1,0 +1,135 @@
+//! Property: for generated Python, every action either refuses with a diagnostic or produces
+//! source that parses, and applying it again changes nothing.
+
+mod common;
+
+use proptest::prelude::*;
+use repatch::python::{first_syntax_error, parse};
+
+/// One rule per action, each broad enough to fire on the generated code.
+const RULES: &[&str] = &[
+    "id: kw\nmatch: \"$OUT = $F($$$A)\"\naction: {kwargs_to_positional: {signature: Block.forward}}\nexpect: {min: 0}\n",
+    "id: rm\nmatch: \"$F($$$A)\"\naction: {remove_kwargs: [mask, use_cache]}\nexpect: {min: 0}\n",
+    "id: set\nmatch: \"self.layer($$$A)\"\naction: {set_kwargs: {use_cache: \"False\"}}\nexpect: {min: 0}\n",
+    "id: rep\nmatch: \"$X = self.layer($$$A)\"\nnot_inside: \"if self.training: $$$T\\nelse: $$$E\"\naction:\n  replace: |-\n    if self.training:\n        $X = checkpoint(self.layer, $$$A)\n    else:\n        $X = self.layer($$$A)\nexpect: {min: 0}\n",
+    "id: before\nmatch: \"$X = self.layer($$$A)\"\naction: {insert_before: \"torch.cuda.synchronize()\"}\nexpect: {min: 0}\n",
+    "id: after\nmatch: \"$X = self.layer($$$A)\"\naction:\n  insert_after: |-\n    if $X is None:\n        raise ValueError(\"none\")\nexpect: {min: 0}\n",
+    "id: del\nmatch: \"debug($$$A)\"\naction: {delete: true}\nexpect: {min: 0}\n",
+    "id: append\nmatch: \"def $F($$$P): $$$B\"\nunless: \"self.ready = True\"\naction: {append_body: \"self.ready = True\"}\nexpect: {min: 0}\n",
+    "id: prepend\nmatch: \"def $F($$$P): $$$B\"\naction: {prepend_body: \"log($F)\"}\nexpect: {min: 0}\n",
+    "id: deco\nmatch: \"def $F($$$P): $$$B\"\naction: {add_decorator: \"torch._dynamo.disable\"}\nexpect: {min: 0}\n",
+    "id: undeco\nmatch: \"@torch.compile($$$A)\"\naction: {delete: true}\nexpect: {min: 0}\n",
+    "id: ren\nmatch: \"def $F($$$P): $$$B\"\naction: {rename: {from: h, to: hidden}}\nexpect: {min: 0}\n",
+];
+
+fn argument() -> impl Strategy<Value = String> {
+    prop_oneof![
+        Just("h".to_string()),
+        Just("(a if b else (c))".to_string()),
+        Just("mask=m".to_string()),
+        Just("use_cache=True".to_string()),
+        Just("scale=f(g(x), [1, 2])".to_string()),
+    ]
+}
+
+fn call() -> impl Strategy<Value = String> {
+    (
+        prop::collection::vec(argument(), 0..4),
+        any::<bool>(),
+        any::<bool>(),
+    )
+        .prop_map(|(mut args, multiline, trailing)| {
+            // Positional arguments come first, as Python requires.
+            args.sort_by_key(|a| a.contains('='));
+            args.dedup();
+            if multiline && !args.is_empty() {
+                let mut s = String::from("self.layer(\n");
+                for a in &args {
+                    s.push_str(&format!("    {a},  # note\n"));
+                }
+                s.push(')');
+                s
+            } else {
+                let comma = if trailing && !args.is_empty() {
+                    ","
+                } else {
+                    ""
+                };
+                format!("self.layer({}{comma})", args.join(", "))
+            }
+        })
+}
+
+fn statement() -> impl Strategy<Value = String> {
+    prop_oneof![
+        call().prop_map(|c| format!("h = {c}")),
+        Just("debug(h)".to_string()),
+        Just("y = h + 1".to_string()),
+        call().prop_map(|c| format!("if self.training:\n    h = {c}\nelse:\n    h = h * 2")),
+        call().prop_map(|c| format!("for block in self.blocks:\n    h = {c}")),
+    ]
+}
+
+fn indent(code: &str, by: &str) -> String {
+    code.lines().map(|l| format!("{by}{l}\n")).collect()
+}
+
+fn module() -> impl Strategy<Value = String> {
+    (prop::collection::vec(statement(), 1..4), any::<bool>(), any::<bool>()).prop_map(
+        |(statements, docstring, compiled)| {
+            let mut body = String::new();
+            if docstring {
+                body.push_str("\"\"\"Runs the block.\"\"\"\n");
+            }
+            for s in &statements {
+                body.push_str(s);
+                body.push('\n');
+            }
+            body.push_str("return h\n");
+            let decorator = if compiled { "    @torch.compile(mode=\"reduce-overhead\")\n" } else { "" };
+            format!(
+                "class Block(nn.Module):\n    def forward(self, h, mask=None, scale=1.0, use_cache=False):\n        return h\n\n\nclass Model(nn.Module):\n{decorator}    def run(self, h, m):\n{}",
+                indent(&body, "        ")
+            )
+        },
+    )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: std::env::var("REPATCH_PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(48),
+        ..ProptestConfig::default()
+    })]
+
+    #[test]
+    fn actions_produce_parseable_fixed_points(source in module(), which in 0..RULES.len()) {
+        prop_assert!(first_syntax_error(parse(&source).root_node()).is_none(), "generator made bad Python:\n{source}");
+        let rules = common::rules(RULES[which]);
+        let env = common::versions(&[]);
+        match common::patch(&rules, &env, "m.py", &source) {
+            Err(e) => {
+                // A refusal is fine; it must be a diagnostic, and the source stays as it was.
+                prop_assert!(!e.to_string().is_empty());
+            }
+            Ok(out) => {
+                prop_assert!(
+                    first_syntax_error(parse(&out.output).root_node()).is_none(),
+                    "rule {} broke the source:\n{}", which, out.output
+                );
+                let again = common::patch(&rules, &env, "m.py", &out.output).unwrap();
+                prop_assert_eq!(&again.output, &out.output);
+            }
+        }
+    }
+}
+
+#[test]
+fn every_rule_of_the_property_fires_on_a_sample() {
+    let sample = "class Block(nn.Module):\n    def forward(self, h, mask=None, scale=1.0, use_cache=False):\n        return h\n\n\nclass Model(nn.Module):\n    @torch.compile(mode=\"x\")\n    def run(self, h, m):\n        h = self.layer(h, mask=m, use_cache=True)\n        debug(h)\n        return h\n";
+    let env = common::versions(&[]);
+    for (i, rule) in RULES.iter().enumerate() {
+        let out = common::patch(&common::rules(rule), &env, "m.py", sample)
+            .unwrap_or_else(|e| panic!("rule {i}: {}", common::render(&e)));
+        assert_ne!(out.output, sample, "rule {i} changed nothing");
+    }
+}
