@@ -4,6 +4,7 @@ use std::io::{IsTerminal, Read, Write};
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use rayon::prelude::*;
 
 use crate::compile::RuleSet;
 use crate::diagnostics::{render, stderr_color};
@@ -296,8 +297,9 @@ fn apply(args: ApplyArgs) -> Result<u8, Error> {
         ));
     }
 
+    // Files are read and patched in parallel; results keep the order of the walk.
     let outcomes: Vec<Outcome> = files
-        .into_iter()
+        .into_par_iter()
         .map(|file| {
             let original = if stdin {
                 let mut bytes = Vec::new();
@@ -310,15 +312,21 @@ fn apply(args: ApplyArgs) -> Result<u8, Error> {
             };
             match original {
                 Ok(original) => {
-                    let result = engine
+                    let mut result = engine
                         .patch(Target {
                             path: &file.display,
                             source: &original,
                         })
                         .map_err(Error::from);
+                    // Over a whole tree, keeping every unchanged file's text twice would
+                    // dominate memory: only changed files keep theirs (for diffs and writes).
+                    let keep = to_stdout || result.as_ref().is_ok_and(Patched::changed);
+                    if !keep && let Ok(p) = &mut result {
+                        p.output = String::new();
+                    }
                     Outcome {
                         file,
-                        original,
+                        original: if keep { original } else { String::new() },
                         result,
                     }
                 }

@@ -9,6 +9,7 @@ use tree_sitter::Query;
 use crate::pattern::meta::template_metavars;
 use crate::pattern::query::to_query;
 use crate::pattern::{LoopPattern, Pattern, PatternError};
+use crate::prefilter::Prefilter;
 use crate::python;
 use crate::rules::error::{RuleError, RuleErrorKind};
 use crate::rules::model::{Action, Rule, Snippet};
@@ -42,6 +43,27 @@ impl CompiledRule {
         &self.rule.id.value
     }
 
+    /// The texts any file this rule matches in must contain: the pattern's and the loop
+    /// header's identifiers and string parts, and the exact class and function names.
+    pub fn literals(&self) -> Vec<String> {
+        use crate::rules::model::NameFilter;
+        let mut out = self.pattern.literals.clone();
+        if let Some(l) = &self.loop_pattern {
+            out.extend(l.literals.iter().cloned());
+        }
+        for filter in [&self.rule.inside.class, &self.rule.inside.function]
+            .into_iter()
+            .flatten()
+        {
+            if let NameFilter::Exact(name) = filter {
+                out.push(name.value.clone());
+            }
+        }
+        out.sort();
+        out.dedup();
+        out
+    }
+
     /// Whether the rule's `files` select `path` (`/`-separated).
     pub fn selects(&self, path: &str) -> bool {
         self.files.as_ref().is_none_or(|g| g.is_match(path))
@@ -56,6 +78,8 @@ pub struct RuleSet {
     pub rules: Vec<CompiledRule>,
     /// Every rule's candidate query, one pattern per rule.
     pub query: Query,
+    /// Which rules could match a file, from its bytes.
+    pub prefilter: Prefilter,
 }
 
 impl RuleSet {
@@ -98,7 +122,9 @@ impl RuleSet {
                 },
             )
         })?;
+        let literals: Vec<Vec<String>> = compiled.iter().map(CompiledRule::literals).collect();
         Ok(RuleSet {
+            prefilter: Prefilter::new(&literals),
             rules: compiled,
             query,
         })

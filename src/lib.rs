@@ -12,6 +12,7 @@ pub mod error;
 pub mod lint;
 pub mod matrix;
 pub mod pattern;
+pub mod prefilter;
 pub mod python;
 pub mod report;
 pub mod rules;

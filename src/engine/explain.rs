@@ -154,7 +154,7 @@ fn near_misses(
         {
             continue;
         }
-        let (at, score, reason) = match scope_bindings(rule, node, text, &matcher) {
+        let (at, score, reason) = match scope_bindings(rule, root, node, text, &matcher) {
             Ok(seeds) => {
                 let mut bindings = seeds.into_iter().next().unwrap_or_default();
                 match matcher.why_not(&rule.pattern.root, node, &mut bindings) {

@@ -150,6 +150,7 @@ pub struct Engine<'r> {
     rules: &'r RuleSet,
     versions: &'r VersionEnv,
     phase: Option<Phase>,
+    prefilter: bool,
 }
 
 struct Found<'t> {
@@ -166,7 +167,15 @@ impl<'r> Engine<'r> {
             rules,
             versions,
             phase,
+            prefilter: true,
         }
+    }
+
+    /// Turns the literal prefilter off (every selected file is parsed); for tests that
+    /// check the prefilter never changes an outcome.
+    pub fn without_prefilter(mut self) -> Self {
+        self.prefilter = false;
+        self
     }
 
     /// The rules this engine runs, with their version gates.
@@ -208,6 +217,13 @@ impl<'r> Engine<'r> {
                 errors: Vec::new(),
             });
         }
+        if self.prefilter && !self.needs_parse(target) {
+            return Ok(Survey {
+                output: target.source.to_string(),
+                rules: self.unmatched_reports(target.path),
+                errors: Vec::new(),
+            });
+        }
         let tree = python::parse(target.source);
         if let Some(error) = first_syntax_error(tree.root_node()) {
             return Err(PatchError::TargetSyntax {
@@ -245,6 +261,65 @@ impl<'r> Engine<'r> {
             }
         }
         Ok(survey)
+    }
+
+    /// The rules that run on `path`, phase by phase, in the order `run` visits them: in each
+    /// phase the gated-off ones first, then the active ones by planning step.
+    fn running_order(&self, path: &str) -> Vec<(usize, Gate<'r>)> {
+        let mut out = Vec::new();
+        for phase in Phase::ALL {
+            if self.phase.is_some_and(|p| p != phase) {
+                continue;
+            }
+            let mut active = Vec::new();
+            for (i, r) in self.rules.rules.iter().enumerate() {
+                if r.rule.phase != phase || !r.selects(path) {
+                    continue;
+                }
+                match self.versions.gate(&r.rule) {
+                    Gate::Open => active.push(i),
+                    gate => out.push((i, gate)),
+                }
+            }
+            active.sort_by_key(|&i| (self.rules.rules[i].step, i));
+            out.extend(active.into_iter().map(|i| (i, Gate::Open)));
+        }
+        out
+    }
+
+    /// Whether any rule could match `target` (by the prefilter), or needs the parse to report
+    /// that it did not.
+    fn needs_parse(&self, target: Target<'_>) -> bool {
+        let possible = self.rules.prefilter.possible(target.source);
+        self.running_order(target.path)
+            .into_iter()
+            .any(|(i, gate)| {
+                let rule = &self.rules.rules[i];
+                gate == Gate::Open && (possible[i] || rule.rule.expect.is_some_and(|e| e.min > 0))
+            })
+    }
+
+    /// The reports of a file no rule can match: what `run` would say, without parsing.
+    fn unmatched_reports(&self, path: &str) -> Vec<RuleReport> {
+        self.running_order(path)
+            .into_iter()
+            .map(|(i, gate)| {
+                let rule = &self.rules.rules[i];
+                let open = gate == Gate::Open;
+                RuleReport {
+                    rule: rule.id().to_string(),
+                    phase: rule.rule.phase,
+                    step: rule.step,
+                    status: if open {
+                        RuleStatus::NoMatch
+                    } else {
+                        RuleStatus::Inactive
+                    },
+                    reason: (!open).then(|| gate_reason(&gate)),
+                    matches: Vec::new(),
+                }
+            })
+            .collect()
     }
 
     fn index_of(&self, id: &str) -> usize {
@@ -509,12 +584,12 @@ impl<'r> Engine<'r> {
                 nodes
                     .into_iter()
                     .filter_map(|node| {
-                        let seeds = scope::scope_bindings(rule, node, text, &matcher).ok()?;
+                        let seeds = scope::scope_bindings(rule, root, node, text, &matcher).ok()?;
                         seeds.into_iter().find_map(|mut bindings| {
                             if !matcher.matches(&rule.pattern.root, node, &mut bindings) {
                                 return None;
                             }
-                            let guarded = guarded(rule, node, &bindings, &matcher);
+                            let guarded = guarded(rule, root, node, &bindings, &matcher);
                             Some(Found {
                                 node,
                                 bindings,
@@ -530,10 +605,11 @@ impl<'r> Engine<'r> {
 
 /// Whether `unless` occurs within the match, or `not_inside` around it (both seeded with the
 /// match's bindings, so shared metavariables must agree).
-fn guarded(
+fn guarded<'t>(
     rule: &CompiledRule,
-    node: Node<'_>,
-    bindings: &Bindings<'_>,
+    root: Node<'t>,
+    node: Node<'t>,
+    bindings: &Bindings<'t>,
     matcher: &Matcher<'_>,
 ) -> bool {
     if let Some(unless) = &rule.unless {
@@ -547,12 +623,10 @@ fn guarded(
         }
     }
     if let Some(outer) = &rule.not_inside {
-        let mut current = node.parent();
-        while let Some(n) = current {
+        for n in scope::ancestors(root, node) {
             if matcher.matches(&outer.root, n, &mut bindings.clone()) {
                 return true;
             }
-            current = n.parent();
         }
     }
     false

@@ -18,21 +18,51 @@ pub enum ScopeMiss {
     Loop,
 }
 
+/// The ancestors of `node`, innermost first, found by descending from `root`: tree-sitter's
+/// `Node::parent` searches from the root on every call, so a walk up would be quadratic.
+pub fn ancestors<'t>(root: Node<'t>, node: Node<'t>) -> Vec<Node<'t>> {
+    let mut out = Vec::new();
+    let mut cursor = root.walk();
+    while cursor.node() != node {
+        let current = cursor.node();
+        out.push(current);
+        let found = cursor
+            .goto_first_child_for_byte(node.start_byte())
+            .is_some()
+            && {
+                // Among children ending past the start, step to the one that holds the node.
+                loop {
+                    let c = cursor.node();
+                    if c.start_byte() <= node.start_byte() && node.end_byte() <= c.end_byte() {
+                        break true;
+                    }
+                    if !cursor.goto_next_sibling() {
+                        break false;
+                    }
+                }
+            };
+        if !found || cursor.node() == current {
+            break;
+        }
+    }
+    out.reverse();
+    out
+}
+
 /// The bindings each admissible enclosing loop provides (one empty set where the rule has
 /// no loop), innermost first; or why the candidate is out of scope.
 pub fn scope_bindings<'t>(
     rule: &CompiledRule,
+    root: Node<'t>,
     node: Node<'t>,
     source: &str,
     matcher: &Matcher<'_>,
 ) -> Result<Vec<Bindings<'t>>, ScopeMiss> {
     let inside = &rule.rule.inside;
-    let mut ancestors = Vec::new();
-    let mut current = node.parent();
-    while let Some(n) = current {
-        ancestors.push(n);
-        current = n.parent();
+    if inside.class.is_none() && inside.function.is_none() && rule.loop_pattern.is_none() {
+        return Ok(vec![Bindings::default()]);
     }
+    let ancestors = ancestors(root, node);
     let named = |n: &Node<'t>, kind: &str, filter: &crate::rules::model::NameFilter| {
         n.kind() == kind && definition_name(*n, source).is_some_and(|name| filter.matches(name))
     };

@@ -258,7 +258,13 @@ impl<'s> Matcher<'s> {
                 .iter()
                 .filter(|p| !matches!(p, PatNode::Multi(_)))
                 .count();
-            for take in 0..=nodes.len().saturating_sub(min_rest) {
+            if nodes.len() < min_rest {
+                return false;
+            }
+            // With no other sequence after it, how many nodes it takes is already decided.
+            let fixed = !rest.iter().any(|p| matches!(p, PatNode::Multi(_)));
+            let first_take = if fixed { nodes.len() - min_rest } else { 0 };
+            for take in first_take..=nodes.len() - min_rest {
                 if !self.spend() {
                     return false;
                 }

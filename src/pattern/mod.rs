@@ -85,6 +85,8 @@ pub struct LoopPattern {
     pub right: PatNode,
     /// Named metavariables, in order of first appearance.
     pub metavars: Vec<String>,
+    /// The identifiers and other leaf texts the loop header must contain.
+    pub literals: Vec<String>,
 }
 
 /// Why a pattern did not compile: a span in the pattern as written and a reason.
@@ -208,9 +210,16 @@ impl LoopPattern {
         };
         let left = field("left")?;
         let right = field("right")?;
+        let mut literals = literals_of(&left);
+        literals.extend(
+            literals_of(&right)
+                .into_iter()
+                .filter(|l| !literals_of(&left).contains(l)),
+        );
         Ok(LoopPattern {
             source: source.to_string(),
             metavars: metavars_of(&[&left, &right]),
+            literals,
             left,
             right,
         })
@@ -352,7 +361,7 @@ fn literals_of(root: &PatNode) -> Vec<String> {
             text: Some(t),
             ..
         }) = n
-            && kind == "identifier"
+            && matches!(kind.as_str(), "identifier" | "string_content")
             && !out.contains(t)
         {
             out.push(t.clone());
