@@ -28,6 +28,57 @@ pub fn parse(text: &str) -> Tree {
     })
 }
 
+/// Re-parses `new_text`, the result of applying `edits` (ordered, non-overlapping, in
+/// `old_text` offsets) to `old_text`, reusing the unchanged parts of `old`'s tree.
+pub fn reparse(
+    old: &Tree,
+    old_text: &str,
+    edits: &[crate::engine::plan::PlannedEdit],
+    new_text: &str,
+) -> Tree {
+    let mut tree = old.clone();
+    // From the last edit backwards, so every start still has its old offset and position.
+    for planned in edits.iter().rev() {
+        let e = &planned.edit;
+        let start_position = point_at(old_text, e.range.start);
+        let old_end_position = point_at(old_text, e.range.end);
+        let new_end_position = advance(start_position, &e.text);
+        tree.edit(&tree_sitter::InputEdit {
+            start_byte: e.range.start,
+            old_end_byte: e.range.end,
+            new_end_byte: e.range.start + e.text.len(),
+            start_position,
+            old_end_position,
+            new_end_position,
+        });
+    }
+    PARSER.with(|p| {
+        p.borrow_mut()
+            .parse(new_text, Some(&tree))
+            .expect("parsing without a timeout or cancellation flag always yields a tree")
+    })
+}
+
+fn point_at(text: &str, offset: usize) -> tree_sitter::Point {
+    let before = &text[..offset];
+    let row = before.matches('\n').count();
+    let column = offset - before.rfind('\n').map_or(0, |i| i + 1);
+    tree_sitter::Point { row, column }
+}
+
+fn advance(start: tree_sitter::Point, inserted: &str) -> tree_sitter::Point {
+    match inserted.rfind('\n') {
+        None => tree_sitter::Point {
+            row: start.row,
+            column: start.column + inserted.len(),
+        },
+        Some(last) => tree_sitter::Point {
+            row: start.row + inserted.matches('\n').count(),
+            column: inserted.len() - last - 1,
+        },
+    }
+}
+
 /// The first ERROR or MISSING node in document order, if any; iterative, so deep trees are safe.
 pub fn first_syntax_error(root: Node<'_>) -> Option<Node<'_>> {
     if !root.has_error() {

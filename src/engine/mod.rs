@@ -233,15 +233,11 @@ impl<'r> Engine<'r> {
                 at: span(error_span(error, target.source)),
             });
         }
-        let mut survey = self.run(target.path, target.source.to_string(), tree, true);
+        let (mut survey, output_tree) =
+            self.run(target.path, target.source.to_string(), tree, true);
         if survey.output != target.source && survey.errors.is_empty() {
             // Applying the rules to their own output must change nothing.
-            let again = self.run(
-                target.path,
-                survey.output.clone(),
-                python::parse(&survey.output),
-                false,
-            );
+            let (again, _) = self.run(target.path, survey.output.clone(), output_tree, false);
             if let Some(report) = again.rules.iter().find(|r| r.status == RuleStatus::Applied) {
                 let at = report
                     .matches
@@ -330,7 +326,14 @@ impl<'r> Engine<'r> {
             .expect("reports name rules of this set")
     }
 
-    fn run(&self, path: &str, mut text: String, mut tree: Tree, check_expect: bool) -> Survey {
+    /// Runs every phase; returns the survey and the tree of its output text.
+    fn run(
+        &self,
+        path: &str,
+        mut text: String,
+        mut tree: Tree,
+        check_expect: bool,
+    ) -> (Survey, Tree) {
         let mut reports = Vec::new();
         let mut errors = Vec::new();
         for phase in Phase::ALL {
@@ -381,17 +384,18 @@ impl<'r> Engine<'r> {
                     &mut reports,
                     &mut errors,
                 );
-                if let Some(next) = next {
+                if let Some((next, next_tree)) = next {
                     text = next;
-                    tree = python::parse(&text);
+                    tree = next_tree;
                 }
             }
         }
-        Survey {
+        let survey = Survey {
             output: text,
             rules: reports,
             errors,
-        }
+        };
+        (survey, tree)
     }
 
     /// Runs one phase; returns the new text if anything changed. Failures go to `errors` with
@@ -407,7 +411,7 @@ impl<'r> Engine<'r> {
         check_expect: bool,
         reports: &mut Vec<RuleReport>,
         errors: &mut Vec<(Vec<usize>, PatchError)>,
-    ) -> Option<String> {
+    ) -> Option<(String, Tree)> {
         let root = tree.root_node();
         let found = self.find(text, root, active);
         let file = SourceFile::new(path, text);
@@ -529,7 +533,7 @@ impl<'r> Engine<'r> {
             return None;
         }
         let output = plan::apply(text, &planned);
-        let new_tree = python::parse(&output);
+        let new_tree = python::reparse(tree, text, &planned, &output);
         if let Some(error) = first_syntax_error(new_tree.root_node()) {
             let mut rules: Vec<usize> = planned.iter().map(|p| p.rule).collect();
             rules.sort_unstable();
@@ -551,7 +555,7 @@ impl<'r> Engine<'r> {
             mark_failed(reports, &rules);
             return None;
         }
-        Some(output)
+        Some((output, new_tree))
     }
 
     /// Every match of each active rule, in document order.
