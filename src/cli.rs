@@ -224,6 +224,13 @@ fn load_rules(paths: &[PathBuf]) -> Result<RuleSet, Error> {
     for path in &paths {
         rules.extend(crate::rules::load_path(path)?);
     }
+    if rules.is_empty() {
+        let names: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+        return Err(Error::Usage(format!(
+            "no rules in {} (rule files end in .yaml, .yml or .repatch)",
+            names.join(", ")
+        )));
+    }
     Ok(RuleSet::compile(rules)?)
 }
 

@@ -106,7 +106,7 @@ impl RuleSet {
             .collect::<Vec<_>>()
             .join("\n");
         let query = Query::new(&python::language(), &source).map_err(|e| {
-            // Each rule's query compiled alone below, so this names the rule it came from.
+            // Compiling each rule's query alone finds the rule the failure came from.
             let rule = compiled
                 .iter()
                 .find(|r| Query::new(&python::language(), &r.query_source).is_err())
@@ -222,19 +222,8 @@ fn compile_rule(rule: Rule) -> Result<CompiledRule, RuleError> {
             )
         })?)
     };
+    // Checked when the rule set's one query is built (compiling a query costs milliseconds).
     let query_source = to_query(&pattern.root);
-    Query::new(&python::language(), &query_source).map_err(|e| {
-        pattern_error(
-            &rule,
-            &rule.pattern,
-            "`match`",
-            PatternError {
-                range: 0..rule.pattern.text.len(),
-                reason: format!("cannot be compiled into a query: {}", e.message),
-                metavar: false,
-            },
-        )
-    })?;
     Ok(CompiledRule {
         rule,
         pattern,

@@ -1,0 +1,66 @@
+//! Micro-benchmarks of the engine's stages on the shipped example (criterion):
+//! pattern compilation, the literal prefilter, parse + query of one file, and applying edits.
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use repatch::compile::RuleSet;
+use repatch::engine::{Engine, Target};
+use repatch::versions::VersionEnv;
+
+const RULES: &str = include_str!("../rules/whisper-decoder-layer-positional.yaml");
+const SOURCE: &str = include_str!("../examples/whisper/modeling_whisper.py");
+
+fn rules() -> RuleSet {
+    RuleSet::compile(repatch::rules::load_yaml("rule.yaml", RULES).unwrap()).unwrap()
+}
+
+/// A larger file: the example repeated, each copy's classes renamed apart.
+fn large_source() -> String {
+    (0..40)
+        .map(|i| SOURCE.replace("class Whisper", &format!("class W{i}")))
+        .collect::<Vec<_>>()
+        .join("\n")
+        + SOURCE
+}
+
+fn benches(c: &mut Criterion) {
+    c.bench_function("compile the Whisper rule", |b| b.iter(rules));
+    let set = rules();
+    let large = large_source();
+    c.bench_function("prefilter one large file", |b| {
+        b.iter(|| set.prefilter.possible(&large))
+    });
+    c.bench_function("parse one large file", |b| {
+        b.iter(|| repatch::python::parse(&large))
+    });
+    let mut versions = VersionEnv::default();
+    versions.insert_pair("transformers=4.57.6").unwrap();
+    let engine = Engine::new(&set, &versions, None);
+    let path = "models/whisper/modeling_whisper.py";
+    c.bench_function("parse, query and patch one large file", |b| {
+        b.iter(|| {
+            engine
+                .patch(Target {
+                    path,
+                    source: &large,
+                })
+                .unwrap()
+        })
+    });
+    let mut edits: Vec<repatch::engine::plan::PlannedEdit> = (0..large.len())
+        .step_by(97)
+        .map(|i| repatch::engine::plan::PlannedEdit {
+            rule: 0,
+            edit: repatch::engine::actions::Edit {
+                range: i..i + 1,
+                text: "x".into(),
+            },
+        })
+        .collect();
+    repatch::engine::plan::order(&mut edits).unwrap();
+    c.bench_function("apply 1000s of edits in one pass", |b| {
+        b.iter(|| repatch::engine::plan::apply(&large, &edits))
+    });
+}
+
+criterion_group!(engine_benches, benches);
+criterion_main!(engine_benches);
