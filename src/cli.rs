@@ -429,7 +429,7 @@ fn error_kind(e: &Error) -> &'static str {
     match e {
         Error::Patch(p) => p.kind(),
         Error::Io { .. } => "io",
-        Error::NotUtf8 { .. } => "encoding",
+        Error::NotUtf8 { .. } | Error::NulByte { .. } => "encoding",
         Error::Rule(_) => "rule",
         Error::Version(_) | Error::Usage(_) => "usage",
     }

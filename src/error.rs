@@ -21,7 +21,7 @@ pub enum Error {
     #[diagnostic(transparent)]
     Patch(#[from] Box<PatchError>),
     /// A file could not be read or written.
-    #[error("{path}: {source}")]
+    #[error("{path}")]
     #[diagnostic(code(repatch::io))]
     Io {
         /// The file.
@@ -44,6 +44,23 @@ pub enum Error {
         src: miette::NamedSource<String>,
         /// The invalid byte.
         #[label("invalid UTF-8")]
+        at: miette::SourceSpan,
+    },
+    /// A target file holds a NUL byte, which Python source cannot.
+    #[error(
+        "{path} holds a NUL byte at offset {offset}, which Python source cannot; it is left untouched"
+    )]
+    #[diagnostic(code(repatch::target::nul))]
+    NulByte {
+        /// The file.
+        path: String,
+        /// Byte offset of the NUL.
+        offset: usize,
+        /// The file's text.
+        #[source_code]
+        src: miette::NamedSource<String>,
+        /// The NUL byte.
+        #[label("NUL byte")]
         at: miette::SourceSpan,
     },
     /// A version argument is wrong.

@@ -52,8 +52,17 @@ pub fn glob_path(path: &Path) -> String {
     s.strip_prefix("./").map(str::to_string).unwrap_or(s)
 }
 
-/// Decodes a target's bytes, refusing non-UTF-8 with the offset of the first bad byte.
+/// Decodes a target's bytes, refusing non-UTF-8 and NUL bytes with the offset of the first.
 pub fn decode(display: &str, bytes: Vec<u8>) -> Result<String, Error> {
+    if let Some(offset) = bytes.iter().position(|b| *b == 0) {
+        let shown = String::from_utf8_lossy(&bytes).replace('\0', "\u{2400}");
+        return Err(Error::NulByte {
+            path: display.to_string(),
+            offset,
+            src: miette::NamedSource::new(display, shown),
+            at: span(offset..offset + 1),
+        });
+    }
     String::from_utf8(bytes).map_err(|e| {
         let offset = e.utf8_error().valid_up_to();
         let lossy = String::from_utf8_lossy(e.as_bytes()).into_owned();

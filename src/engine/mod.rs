@@ -421,6 +421,8 @@ impl<'r> Engine<'r> {
         let mut signatures = Signatures::default();
         let mut planned: Vec<PlannedEdit> = Vec::new();
         let first_report = reports.len();
+        // A file with Windows line ends gets them in inserted code too.
+        let crlf = text.find('\n').is_some_and(|i| text[..i].ends_with('\r'));
         let mut failed: Vec<usize> = Vec::new();
         for (&rule_index, matches) in active.iter().zip(&found) {
             let rule = &self.rules.rules[rule_index];
@@ -457,6 +459,7 @@ impl<'r> Engine<'r> {
                     bindings: &m.bindings,
                 };
                 let edits = match actions::plan(&rule.rule.action, &site, &mut signatures) {
+                    Ok(edits) if crlf => edits.into_iter().map(to_crlf).collect(),
                     Ok(edits) => edits,
                     Err(f) => {
                         if status.is_none() {
@@ -604,6 +607,14 @@ impl<'r> Engine<'r> {
                     .collect()
             })
             .collect()
+    }
+}
+
+/// An edit whose line breaks are `\r\n`.
+fn to_crlf(edit: Edit) -> Edit {
+    Edit {
+        range: edit.range,
+        text: edit.text.replace("\r\n", "\n").replace('\n', "\r\n"),
     }
 }
 

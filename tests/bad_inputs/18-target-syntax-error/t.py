@@ -1,0 +1,3 @@
+def f(:
+    return 1
+f(1, a=2)
