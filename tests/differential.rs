@@ -1,0 +1,292 @@
+//! Differential test against CPython: `kwargs_to_positional` must not change what a call
+//! binds. Random signatures and calls are patched by repatch; then `python3` binds the
+//! original and the patched call to the signature with `inspect.signature(f).bind(...)` and
+//! compares. Where repatch refuses, the call must really have no positional form.
+//! `REPATCH_DIFFERENTIAL_CASES` sets the case count (default 200).
+
+mod common;
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+use proptest::prelude::*;
+use proptest::strategy::ValueTree;
+use proptest::test_runner::TestRunner;
+
+#[derive(Debug, Clone)]
+struct Param {
+    name: String,
+    kind: u8, // 0 positional-only, 1 positional-or-keyword, 2 keyword-only
+    default: Option<String>,
+}
+
+#[derive(Debug, Clone)]
+struct Case {
+    params: Vec<Param>,
+    var_positional: bool,
+    var_keyword: bool,
+    positional: usize,
+    keywords: Vec<usize>,
+    splat: bool,
+    multiline: bool,
+    values: Vec<String>,
+}
+
+fn value() -> impl Strategy<Value = String> {
+    prop_oneof![
+        (0..100i32).prop_map(|i| i.to_string()),
+        (0..9i32).prop_map(|i| format!("g({i}, (1, 2))")),
+        (0..9i32).prop_map(|i| format!("({i} if True else g(0))")),
+        Just("[1, (2, 3)]".to_string()),
+    ]
+}
+
+fn case() -> impl Strategy<Value = Case> {
+    (
+        prop::collection::vec((0u8..3, any::<bool>()), 1..7),
+        any::<bool>(),
+        any::<bool>(),
+        any::<prop::sample::Index>(),
+        prop::collection::vec(any::<bool>(), 7),
+        any::<bool>(),
+        any::<bool>(),
+        prop::collection::vec(value(), 8),
+    )
+        .prop_map(
+            |(raw, var_positional, var_keyword, npos, pick, splat, multiline, values)| {
+                let mut kinds: Vec<(u8, bool)> = raw;
+                kinds.sort_by_key(|(k, _)| *k);
+                // Python: after a defaulted positional parameter, every positional one has a default.
+                let mut seen_default = false;
+                let params: Vec<Param> = kinds
+                    .iter()
+                    .enumerate()
+                    .map(|(i, (kind, has_default))| {
+                        let positional = *kind < 2;
+                        let default = if positional && seen_default || *has_default {
+                            Some(format!("D{i}"))
+                        } else {
+                            None
+                        };
+                        if positional && default.is_some() {
+                            seen_default = true;
+                        }
+                        Param {
+                            name: format!("p{i}"),
+                            kind: *kind,
+                            default,
+                        }
+                    })
+                    .collect();
+                let positional_count = params.iter().filter(|p| p.kind < 2).count();
+                let positional = npos.index(positional_count + 1);
+                // Keywords: every required parameter not given by position, plus a random subset.
+                let keywords = params
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, p)| *i >= positional && p.kind != 0 || p.kind == 2)
+                    .filter(|(i, p)| p.default.is_none() || pick[*i % pick.len()])
+                    .map(|(i, _)| i)
+                    .collect();
+                Case {
+                    params,
+                    var_positional,
+                    var_keyword,
+                    positional,
+                    keywords,
+                    splat,
+                    multiline,
+                    values,
+                }
+            },
+        )
+}
+
+fn signature(case: &Case) -> String {
+    let mut parts = Vec::new();
+    let mut slash_done = false;
+    let mut star_done = false;
+    for p in &case.params {
+        if p.kind > 0 && !slash_done {
+            if case.params.iter().any(|q| q.kind == 0) {
+                parts.push("/".to_string());
+            }
+            slash_done = true;
+        }
+        if p.kind == 2 && !star_done {
+            parts.push(if case.var_positional {
+                "*args".into()
+            } else {
+                "*".into()
+            });
+            star_done = true;
+        }
+        parts.push(match &p.default {
+            Some(d) => format!("{}={d}", p.name),
+            None => p.name.clone(),
+        });
+    }
+    if !slash_done && case.params.iter().any(|q| q.kind == 0) {
+        parts.push("/".into());
+    }
+    if case.var_positional && !star_done {
+        parts.push("*args".into());
+    }
+    if case.var_keyword {
+        parts.push("**kwargs".into());
+    }
+    parts.join(", ")
+}
+
+fn call_args(case: &Case) -> Vec<String> {
+    let mut args: Vec<String> = (0..case.positional)
+        .map(|i| case.values[i % case.values.len()].clone())
+        .collect();
+    for &k in &case.keywords {
+        args.push(format!(
+            "{}={}",
+            case.params[k].name,
+            case.values[(k + 3) % case.values.len()]
+        ));
+    }
+    if case.splat {
+        args.push("**extra".into());
+    }
+    args
+}
+
+fn layout(args: &[String], multiline: bool) -> String {
+    if multiline {
+        let mut s = String::from("(\n");
+        for a in args {
+            s.push_str(&format!("                {a},  # why\n"));
+        }
+        s.push_str("            )");
+        s
+    } else {
+        format!("({})", args.join(", "))
+    }
+}
+
+fn source(case: &Case) -> String {
+    format!(
+        "class Layer:\n    def forward(self, {}):\n        pass\n\n\nclass Model:\n    def forward(self):\n        for _, layer in enumerate(self.layers):\n            out = layer{}\n",
+        signature(case),
+        layout(&call_args(case), case.multiline)
+    )
+}
+
+const RULE: &str = "id: positional\ninside:\n  class: Model\n  loop: \"for $_, $L in enumerate(self.layers)\"\nmatch: \"out = $L($$$A)\"\naction:\n  kwargs_to_positional: {signature: Layer.forward}\nexpect: 1\n";
+
+const CHECK: &str = r#"
+import inspect, json, sys
+def g(*a): return a
+results = []
+for case in json.load(sys.stdin):
+    defaults = {f"D{i}": ("default", i) for i in range(10)}
+    scope = dict(defaults, g=g, extra={})
+    exec(f"def f({case['signature']}): pass", scope)
+    sig = inspect.signature(scope["f"])
+    def bound(args):
+        ns = dict(scope)
+        exec(f"ba = sig.bind{args}", dict(ns, sig=sig), ns)
+        ba = ns["ba"]; ba.apply_defaults()
+        return {k: repr(v) for k, v in ba.arguments.items()}
+    try:
+        original = bound(case["original"])
+    except TypeError as e:
+        results.append(["unbindable", str(e)]); continue
+    if case["patched"] is None:
+        results.append(["refused", ""]); continue
+    try:
+        patched = bound(case["patched"])
+    except TypeError as e:
+        results.append(["patched-unbindable", str(e)]); continue
+    results.append(["same" if original == patched else "different", json.dumps([original, patched])])
+print(json.dumps(results))
+"#;
+
+/// Whether the call truly has no positional form: a keyword for a keyword-only parameter or
+/// one that would go into `**kwargs`, or a `**splat` with a parameter left to its default.
+fn refusal_is_justified(case: &Case) -> bool {
+    let keyword_only = case.keywords.iter().any(|&k| case.params[k].kind == 2);
+    let highest = case
+        .keywords
+        .iter()
+        .filter(|&&k| case.params[k].kind == 1)
+        .max();
+    let skipped = highest.is_some_and(|&h| {
+        (case.positional..h).any(|i| case.params[i].kind < 2 && !case.keywords.contains(&i))
+    });
+    keyword_only || case.splat && skipped
+}
+
+#[test]
+fn kwargs_to_positional_binds_exactly_as_the_original_call() {
+    let count: usize = std::env::var("REPATCH_DIFFERENTIAL_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(200);
+    let rules = common::rules(RULE);
+    let env = common::versions(&[]);
+    let mut runner = TestRunner::deterministic();
+    let strategy = case();
+    let mut cases = Vec::new();
+    let mut payload = Vec::new();
+    for _ in 0..count {
+        let case = strategy.new_tree(&mut runner).unwrap().current();
+        let text = source(&case);
+        let patched = match common::patch(&rules, &env, "m.py", &text) {
+            Ok(out) => {
+                let start = out.output.find("out = layer").unwrap() + "out = layer".len();
+                let call = &out.output[start..];
+                Some(call[..call.rfind(')').unwrap() + 1].to_string())
+            }
+            Err(e) => {
+                assert_eq!(e.kind(), "action", "unexpected failure: {e}\n{text}");
+                None
+            }
+        };
+        payload.push(serde_json::json!({
+            "signature": signature(&case),
+            "original": layout(&call_args(&case), case.multiline),
+            "patched": patched,
+        }));
+        cases.push((case, text));
+    }
+    let mut child = Command::new("python3")
+        .args(["-c", CHECK])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("python3 runs");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(serde_json::to_string(&payload).unwrap().as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "python3 failed");
+    let results: Vec<(String, String)> = serde_json::from_slice(&out.stdout).unwrap();
+    let (mut same, mut refused) = (0, 0);
+    for ((case, text), (verdict, detail)) in cases.iter().zip(&results) {
+        match verdict.as_str() {
+            "same" => same += 1,
+            "unbindable" => {}
+            "refused" => {
+                refused += 1;
+                assert!(
+                    refusal_is_justified(case),
+                    "refused a call that has a positional form:\n{text}"
+                );
+            }
+            other => panic!("{other}: {detail}\n{text}"),
+        }
+    }
+    eprintln!("differential: {same} bound the same, {refused} refused, of {count}");
+    assert!(
+        same > count / 4,
+        "too few cases exercised: {same} same, {refused} refused of {count}"
+    );
+}
