@@ -134,7 +134,7 @@ impl VersionEnv {
             let Some(version) = self.get(&requirement.package.value) else {
                 return Gate::Unknown { requirement };
             };
-            if !requirement.specifiers.value.contains(version) {
+            if !admits(&requirement.specifiers.value, version) {
                 return Gate::Closed {
                     requirement,
                     version: version.clone(),
@@ -143,6 +143,19 @@ impl VersionEnv {
         }
         Gate::Open
     }
+}
+
+/// Whether `version` satisfies every specifier, by PEP 440. pep440_rs also refuses `<V` for a
+/// pre-release of V's release when V is itself a pre-release (`<5.6.0rc2` against
+/// `5.6.0rc1`), which PEP 440 allows; that one case is decided by plain ordering here.
+pub fn admits(specifiers: &pep440_rs::VersionSpecifiers, version: &Version) -> bool {
+    specifiers.iter().all(|s| {
+        if *s.operator() == pep440_rs::Operator::LessThan && s.version().any_prerelease() {
+            version < s.version()
+        } else {
+            s.contains(version)
+        }
+    })
 }
 
 #[cfg(test)]
@@ -164,6 +177,32 @@ mod tests {
             env.insert_pair("transformers=banana"),
             Err(VersionError::BadVersion { .. })
         ));
+    }
+
+    /// PEP 440 as a gate on an installed version: pre-releases, post-releases and local
+    /// versions order as the spec says, and `<V` excludes V's own pre-releases.
+    #[test]
+    fn pep440_semantics_on_real_transformers_versions() {
+        let admits = |spec: &str, version: &str| {
+            let spec: pep440_rs::VersionSpecifiers = spec.parse().unwrap();
+            super::admits(&spec, &version.parse().unwrap())
+        };
+        // main-branch builds are dev releases of the next version.
+        assert!(!admits(">=5.6", "5.6.0.dev0"));
+        assert!(admits(">=5.6.0.dev0", "5.6.0.dev0"));
+        assert!(admits(">=5.5", "5.6.0.dev0"));
+        assert!(admits("<5.6", "5.5.4"));
+        assert!(!admits("<5.6", "5.6.0rc1"), "<V excludes V's pre-releases");
+        assert!(admits("<5.6.0rc2", "5.6.0rc1"));
+        assert!(admits(">=4.57.0rc1", "4.57.0"));
+        assert!(!admits(">4.57.6", "4.57.6.post1"), ">V excludes V's post-releases");
+        assert!(admits(">=4.57.6", "4.57.6.post1"));
+        assert!(admits("==4.57.6", "4.57.6+cpu"), "a local version matches its public one");
+        assert!(!admits("==4.57.6+cu121", "4.57.6+cpu"));
+        assert!(admits("~=4.57.0", "4.57.6"));
+        assert!(!admits("~=4.57.0", "4.58.0"));
+        assert!(admits(">=4.51,<5", "4.57.6"));
+        assert!(!admits(">=4.51,<5", "5.0.0rc0"));
     }
 
     #[test]
