@@ -135,7 +135,7 @@ pub fn explain_rule(rule: &crate::compile::CompiledRule, scope: &str) -> String 
     }
     let _ = writeln!(out, "  match binds: {}", vars(&rule.pattern.metavars));
     let action = match &r.action {
-        Action::KwargsToPositional { signature } => {
+        Action::KwargsToPositional { signature, .. } => {
             format!(
                 "kwargs_to_positional, in the order of `{}`",
                 signature.value

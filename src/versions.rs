@@ -195,9 +195,15 @@ mod tests {
         assert!(!admits("<5.6", "5.6.0rc1"), "<V excludes V's pre-releases");
         assert!(admits("<5.6.0rc2", "5.6.0rc1"));
         assert!(admits(">=4.57.0rc1", "4.57.0"));
-        assert!(!admits(">4.57.6", "4.57.6.post1"), ">V excludes V's post-releases");
+        assert!(
+            !admits(">4.57.6", "4.57.6.post1"),
+            ">V excludes V's post-releases"
+        );
         assert!(admits(">=4.57.6", "4.57.6.post1"));
-        assert!(admits("==4.57.6", "4.57.6+cpu"), "a local version matches its public one");
+        assert!(
+            admits("==4.57.6", "4.57.6+cpu"),
+            "a local version matches its public one"
+        );
         assert!(!admits("==4.57.6+cu121", "4.57.6+cpu"));
         assert!(admits("~=4.57.0", "4.57.6"));
         assert!(!admits("~=4.57.0", "4.58.0"));

@@ -205,3 +205,20 @@ fn the_shipped_example_patches_as_expected() {
     .unwrap();
     assert_eq!(again.output, out.output, "a second run changes nothing");
 }
+
+#[test]
+fn keep_keyword_stops_positionals_at_the_first_kept_parameter() {
+    let rule = common::rules(
+        &include_str!("../rules/whisper-decoder-layer-positional.yaml").replace(
+            "    signature: WhisperDecoderLayer.forward\n",
+            "    signature: WhisperDecoderLayer.forward\n    keep_keyword: [use_cache, past_key_values]\n",
+        ),
+    );
+    let source = module(
+        SIGNATURE_4_57,
+        "layer_outputs = decoder_layer(\n    hidden_states,\n    attention_mask=causal_mask,\n    layer_head_mask=head_mask[idx],\n    past_key_values=past_key_values,\n    output_attentions=output_attentions,\n    use_cache=use_cache,\n)",
+    );
+    let out = patch(&rule, &versions(&["transformers=4.57.6"]), PATH, &source).unwrap();
+    let start = out.output.find("            layer_outputs").unwrap();
+    insta::assert_snapshot!(&out.output[start..]);
+}

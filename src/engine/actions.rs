@@ -86,7 +86,10 @@ pub fn plan(
             .filter(|a| a.kind() == "argument_list")
     };
     let edit = match action {
-        Action::KwargsToPositional { signature } => {
+        Action::KwargsToPositional {
+            signature,
+            keep_keyword,
+        } => {
             let Some(list) = call_list() else {
                 return Ok(Vec::new());
             };
@@ -94,7 +97,8 @@ pub fn plan(
                 Ok(sig) => sig.clone(),
                 Err(e) => return Err(lookup_failure(e, &signature.value, list.byte_range())),
             };
-            kwargs_to_positional(&ArgList::new(list, site.source), &sig, site.source)?
+            let keep: Vec<&str> = keep_keyword.iter().map(|k| k.value.as_str()).collect();
+            kwargs_to_positional(&ArgList::new(list, site.source), &sig, site.source, &keep)?
         }
         Action::RemoveKwargs(names) => {
             let Some(list) = call_list() else {
@@ -476,6 +480,7 @@ fn kwargs_to_positional(
     args: &ArgList<'_>,
     sig: &Signature,
     source: &str,
+    keep_keyword: &[&str],
 ) -> Result<Option<Edit>, ActionFailure> {
     let keywords: Vec<usize> = (0..args.args.len())
         .filter(|&i| args.args[i].kind == "keyword_argument")
@@ -521,11 +526,35 @@ fn kwargs_to_positional(
         }
     }
     let params: Vec<_> = sig.positional().collect();
+    // With `keep_keyword`, positionals stop at the first kept parameter; what follows stays
+    // as keywords, which every Python call accepts after positionals.
+    let limit = if keep_keyword.is_empty() {
+        usize::MAX
+    } else {
+        params
+            .iter()
+            .position(|p| keep_keyword.contains(&p.name.as_str()))
+            .unwrap_or(params.len())
+    };
     let mut given: HashMap<usize, usize> = HashMap::new();
+    let mut kept: Vec<usize> = Vec::new();
     for &k in &keywords {
         let node = args.args[k].node;
         let name = keyword_name(args, k, source).unwrap_or("");
         let param = sig.params.iter().find(|p| p.name == name);
+        if limit != usize::MAX {
+            let slot = params.iter().position(|p| p.name == name);
+            let stays = match (slot, param.map(|p| p.kind)) {
+                (Some(s), Some(ParamKind::PositionalOrKeyword)) => s >= limit,
+                (_, Some(ParamKind::KeywordOnly)) => true,
+                (None, None) => sig.has_var_keyword(),
+                _ => false,
+            };
+            if stays {
+                kept.push(k);
+                continue;
+            }
+        }
         let slot = match param.map(|p| p.kind) {
             Some(ParamKind::PositionalOrKeyword) => params
                 .iter()
@@ -571,7 +600,10 @@ fn kwargs_to_positional(
         }
         given.insert(slot, k);
     }
-    let highest = *given.keys().max().expect("every keyword has a slot");
+    let Some(&highest) = given.keys().max() else {
+        // Every keyword stays a keyword: nothing to move.
+        return Ok(None);
+    };
     let mut items: Vec<Item> = (0..positional).map(|i| old(args, i)).collect();
     for (slot, param) in params.iter().enumerate().take(highest + 1).skip(positional) {
         match given.get(&slot) {
@@ -609,6 +641,7 @@ fn kwargs_to_positional(
             }
         }
     }
+    items.extend(kept.iter().map(|&k| old(args, k)));
     items.extend(splats.iter().map(|&s| old(args, s)));
     Ok(Some(Edit {
         range: args.inner.clone(),

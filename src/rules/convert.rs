@@ -458,7 +458,12 @@ impl Cx<'_> {
                 let Value::Mapping(map) = args else {
                     return Err(self.wrong_type(&p, &name, "a mapping with `signature`", args));
                 };
-                self.check_keys(&p, map, &["signature"], "`kwargs_to_positional`")?;
+                self.check_keys(
+                    &p,
+                    map,
+                    &["signature", "keep_keyword"],
+                    "`kwargs_to_positional`",
+                )?;
                 let Some(sig) = map.get("signature") else {
                     return Err(self.error(
                         RuleErrorKind::MissingKey {
@@ -479,7 +484,14 @@ impl Cx<'_> {
                         "write `Class.method` or `function`",
                     ));
                 }
-                Ok(Action::KwargsToPositional { signature })
+                let keep_keyword = match map.get("keep_keyword") {
+                    Some(v) => self.strings(&key_path(&p, "keep_keyword"), "keep_keyword", v)?,
+                    None => Vec::new(),
+                };
+                Ok(Action::KwargsToPositional {
+                    signature,
+                    keep_keyword,
+                })
             }
             "remove_kwargs" => {
                 let names = self.strings(&p, &name, args)?;

@@ -241,6 +241,9 @@ pub enum Action {
     KwargsToPositional {
         /// The callee, e.g. `WhisperDecoderLayer.forward`.
         signature: Spanned<String>,
+        /// Parameters that stay keywords (the callee inspects them by name); positionals fill
+        /// only the parameters before the first of them, and later arguments stay keywords.
+        keep_keyword: Vec<Spanned<String>>,
     },
     /// Delete these keyword arguments from the matched call.
     RemoveKwargs(Vec<Spanned<String>>),

@@ -133,9 +133,23 @@ fn test_value(case: &TestCase) -> Value {
 /// An action's arguments as a value tree (what stands under its name).
 pub fn action_args(action: &Action) -> Value {
     match action {
-        Action::KwargsToPositional { signature } => {
+        Action::KwargsToPositional {
+            signature,
+            keep_keyword,
+        } => {
             let mut m = Mapping::new();
             m.insert("signature".into(), signature.value.clone().into());
+            if !keep_keyword.is_empty() {
+                m.insert(
+                    "keep_keyword".into(),
+                    Value::Sequence(
+                        keep_keyword
+                            .iter()
+                            .map(|k| k.value.clone().into())
+                            .collect(),
+                    ),
+                );
+            }
             Value::Mapping(m)
         }
         Action::RemoveKwargs(names) => {
