@@ -389,6 +389,9 @@ fn apply(args: ApplyArgs) -> Result<u8, Error> {
     if args.format == Format::Human {
         for o in &outcomes {
             if let Ok(p) = &o.result {
+                for warning in &p.warnings {
+                    eprint!("warning (on_miss: warn): {}", render(warning, color));
+                }
                 for line in summary(&o.file.display, p) {
                     eprintln!("{line}");
                 }
@@ -681,9 +684,9 @@ fn matrix(args: MatrixArgs) -> Result<u8, Error> {
             );
         }
     }
-    Ok(if rows.iter().any(|r| r.status.is_failure()) {
-        3
-    } else {
-        0
-    })
+    // A `missing` of a rule with `on_miss: warn` or `skip` is shown but does not fail.
+    let failing = rows
+        .iter()
+        .any(|r| r.status.is_failure() && (r.fails || r.status != crate::matrix::Status::Missing));
+    Ok(if failing { 3 } else { 0 })
 }

@@ -110,6 +110,9 @@ pub struct Row {
     pub files: Vec<String>,
     /// Why it is not `ok`, in one line.
     pub message: String,
+    /// Whether a `missing` here fails the run (the rule's `on_miss` is `error`).
+    #[serde(skip)]
+    pub fails: bool,
 }
 
 struct FileOutcome {
@@ -164,6 +167,7 @@ pub fn run(
                 matches: 0,
                 files: Vec::new(),
                 message: String::new(),
+                fails: rule.rule.on_miss == crate::rules::model::OnMiss::Error,
             };
             match versions.gate(&rule.rule) {
                 Gate::Open => {}
@@ -274,6 +278,12 @@ fn survey_file(
                 .errors
                 .iter()
                 .map(|(rules, e)| (rules.clone(), summary(e), classify(e)))
+                .chain(
+                    survey
+                        .misses
+                        .iter()
+                        .map(|(rule, e)| (vec![*rule], summary(e), classify(e))),
+                )
                 .collect();
         }
         Err(e) => outcome

@@ -28,6 +28,9 @@ pub struct FileJson<'a> {
     /// The failure, if patching failed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<ErrorJson>,
+    /// Drift of rules with `on_miss: warn`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<ErrorJson>,
 }
 
 /// A failure in a JSON report.
@@ -50,6 +53,15 @@ impl<'a> FileJson<'a> {
             changed: patched.changed(),
             rules: &patched.rules,
             error: None,
+            warnings: patched
+                .warnings
+                .iter()
+                .map(|w| ErrorJson {
+                    kind: w.kind().to_string(),
+                    message: w.to_string(),
+                    exit_code: 0,
+                })
+                .collect(),
         }
     }
 
@@ -60,6 +72,7 @@ impl<'a> FileJson<'a> {
             changed: false,
             rules: &[],
             error: Some(error),
+            warnings: Vec::new(),
         }
     }
 }

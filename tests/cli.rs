@@ -277,3 +277,46 @@ fn explain_prints_the_compiled_query() {
     assert_eq!(out.status.code(), Some(0));
     insta::assert_snapshot!(text(&out.stdout));
 }
+
+#[test]
+fn on_miss_warn_reports_drift_and_exits_zero_and_skip_is_silent() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(dir.path().join("t.py"), "x = 1\n").unwrap();
+    for (policy, expect_warning) in [("warn", true), ("skip", false), ("error", true)] {
+        fs::write(
+            dir.path().join("r.yaml"),
+            format!("id: r\nmatch: \"f($X)\"\naction: {{replace: \"g($X)\"}}\nexpect: 1\non_miss: {policy}\n"),
+        )
+        .unwrap();
+        let out = repatch(&["apply", "-r", "r.yaml", "--check", "t.py"], dir.path());
+        let stderr = text(&out.stderr);
+        let code = if policy == "error" { 3 } else { 0 };
+        assert_eq!(out.status.code(), Some(code), "{policy}: {stderr}");
+        assert_eq!(
+            stderr.contains("drift: rule `r`"),
+            expect_warning,
+            "{policy}: {stderr}"
+        );
+        if policy == "warn" {
+            assert!(stderr.contains("warning (on_miss: warn)"), "{stderr}");
+        }
+        let matrix = repatch(
+            &[
+                "matrix",
+                "-r",
+                "r.yaml",
+                "--target",
+                "pkg=1.0:.",
+                "--format",
+                "json",
+            ],
+            dir.path(),
+        );
+        let rows: serde_json::Value = serde_json::from_slice(&matrix.stdout).unwrap();
+        assert_eq!(
+            rows[0]["status"], "missing",
+            "{policy}: the matrix still shows it"
+        );
+        assert_eq!(matrix.status.code(), Some(code), "{policy}");
+    }
+}

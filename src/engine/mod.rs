@@ -20,7 +20,7 @@ use crate::compile::{CompiledRule, RuleSet};
 use crate::pattern::matcher::{Bindings, Matcher};
 use crate::pattern::query::ROOT_CAPTURE;
 use crate::python::{self, definition_name, describe_syntax_error, first_syntax_error};
-use crate::rules::model::Phase;
+use crate::rules::model::{OnMiss, Phase};
 use crate::source::{LineCol, LineIndex, SourceFile, span};
 use crate::versions::{Gate, VersionEnv};
 use actions::{Edit, Signatures, Site};
@@ -118,12 +118,14 @@ impl serde::Serialize for Phase {
 }
 
 /// The outcome of patching one file.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct Patched {
     /// The patched text (equal to the input when nothing changed).
     pub output: String,
     /// Every rule that selected the file, in the order the rules ran.
     pub rules: Vec<RuleReport>,
+    /// Drift of rules with `on_miss: warn`: to report, without failing.
+    pub warnings: Vec<PatchError>,
 }
 
 impl Patched {
@@ -142,6 +144,8 @@ pub struct Survey {
     pub rules: Vec<RuleReport>,
     /// Each failure with the indexes of the rules it concerns, in the order found.
     pub errors: Vec<(Vec<usize>, PatchError)>,
+    /// Drift of rules whose `on_miss` is `warn` or `skip`: reported, not failing the file.
+    pub misses: Vec<(usize, PatchError)>,
 }
 
 /// Applies a rule set under given versions, one file at a time; shareable across threads.
@@ -194,9 +198,16 @@ impl<'r> Engine<'r> {
         if !survey.errors.is_empty() {
             return Err(survey.errors.swap_remove(0).1);
         }
+        let warnings = survey
+            .misses
+            .into_iter()
+            .filter(|(rule, _)| self.rules.rules[*rule].rule.on_miss == OnMiss::Warn)
+            .map(|(_, e)| e)
+            .collect();
         Ok(Patched {
             output: survey.output,
             rules: survey.rules,
+            warnings,
         })
     }
 
@@ -215,6 +226,7 @@ impl<'r> Engine<'r> {
                 output: target.source.to_string(),
                 rules: Vec::new(),
                 errors: Vec::new(),
+                misses: Vec::new(),
             });
         }
         if self.prefilter && !self.needs_parse(target) {
@@ -222,6 +234,7 @@ impl<'r> Engine<'r> {
                 output: target.source.to_string(),
                 rules: self.unmatched_reports(target.path),
                 errors: Vec::new(),
+                misses: Vec::new(),
             });
         }
         let tree = python::parse(target.source);
@@ -336,6 +349,7 @@ impl<'r> Engine<'r> {
     ) -> (Survey, Tree) {
         let mut reports = Vec::new();
         let mut errors = Vec::new();
+        let mut misses = Vec::new();
         for phase in Phase::ALL {
             if self.phase.is_some_and(|p| p != phase) {
                 continue;
@@ -383,6 +397,7 @@ impl<'r> Engine<'r> {
                     check_expect,
                     &mut reports,
                     &mut errors,
+                    &mut misses,
                 );
                 if let Some((next, next_tree)) = next {
                     text = next;
@@ -394,6 +409,7 @@ impl<'r> Engine<'r> {
             output: text,
             rules: reports,
             errors,
+            misses,
         };
         (survey, tree)
     }
@@ -411,6 +427,7 @@ impl<'r> Engine<'r> {
         check_expect: bool,
         reports: &mut Vec<RuleReport>,
         errors: &mut Vec<(Vec<usize>, PatchError)>,
+        misses: &mut Vec<(usize, PatchError)>,
     ) -> Option<(String, Tree)> {
         let root = tree.root_node();
         let found = self.find(text, root, active);
@@ -431,10 +448,11 @@ impl<'r> Engine<'r> {
                 && let Some(expect) = rule.rule.expect
                 && !expect.admits(matches.len() as u64)
             {
-                errors.push((
-                    vec![rule_index],
-                    drift(rule, &file, root, matches, &expect.to_string()),
-                ));
+                let miss = drift(rule, &file, root, matches, &expect.to_string());
+                match rule.rule.on_miss {
+                    OnMiss::Error => errors.push((vec![rule_index], miss)),
+                    OnMiss::Warn | OnMiss::Skip => misses.push((rule_index, miss)),
+                }
                 status = Some(RuleStatus::Failed);
             }
             let mut match_reports = Vec::new();

@@ -12,7 +12,7 @@ use serde_yaml::{Mapping, Value};
 use super::Syntax;
 use super::error::{RuleError, RuleErrorKind, did_you_mean};
 use super::model::{
-    Action, Expect, Inside, NameFilter, Origin, Phase, Requirement, Rule, Snippet, Spanned,
+    Action, Expect, Inside, NameFilter, OnMiss, Origin, Phase, Requirement, Rule, Snippet, Spanned,
     TEST_ERROR_KINDS, TestCase, TestExpectation, normalize_package,
 };
 use super::spans::{Path, Seg, SpanIndex};
@@ -32,6 +32,7 @@ pub const RULE_KEYS: &[&str] = &[
     "after",
     "action",
     "expect",
+    "on_miss",
     "tests",
 ];
 /// The keys of a test case.
@@ -290,6 +291,28 @@ impl Cx<'_> {
         let expect = field("expect")
             .map(|(p, v)| self.expect(&p, v))
             .transpose()?;
+        let on_miss = match field("on_miss") {
+            Some((p, v)) => {
+                let s = self.string(&p, "on_miss", v)?;
+                match s.value.as_str() {
+                    "error" => OnMiss::Error,
+                    "warn" => OnMiss::Warn,
+                    "skip" => OnMiss::Skip,
+                    other => {
+                        let e = self.invalid(
+                            &p,
+                            "on_miss",
+                            format!("`{other}` is not error, warn or skip"),
+                        );
+                        return Err(match did_you_mean(other, &["error", "warn", "skip"]) {
+                            Some(s) => e.with_help(format!("did you mean `{s}`?")),
+                            None => e,
+                        });
+                    }
+                }
+            }
+            None => OnMiss::Error,
+        };
         let tests = match field("tests") {
             Some((p, v)) => self.tests(&p, v)?,
             None => Vec::new(),
@@ -307,6 +330,7 @@ impl Cx<'_> {
             after,
             action,
             expect,
+            on_miss,
             tests,
             origin: Origin {
                 file: self.file.clone(),

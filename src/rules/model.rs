@@ -368,10 +368,35 @@ pub struct Rule {
     pub action: Action,
     /// How many matches each selected file must have.
     pub expect: Option<Expect>,
+    /// What a missed `expect` does: fail (default), warn, or pass silently.
+    pub on_miss: OnMiss,
     /// Test cases carried in the rule.
     pub tests: Vec<TestCase>,
     /// Where the rule was read from.
     pub origin: Origin,
+}
+
+/// What happens when a rule misses its `expect`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum OnMiss {
+    /// Drift is an error (exit 3).
+    #[default]
+    Error,
+    /// Drift is reported as a warning; the run still succeeds.
+    Warn,
+    /// Drift is silent in `apply`, but `matrix` and `explain` still show it.
+    Skip,
+}
+
+impl OnMiss {
+    /// The name used in rule files.
+    pub fn name(self) -> &'static str {
+        match self {
+            OnMiss::Error => "error",
+            OnMiss::Warn => "warn",
+            OnMiss::Skip => "skip",
+        }
+    }
 }
 
 /// What a rule test case expects.

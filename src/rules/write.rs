@@ -88,6 +88,9 @@ pub fn to_value(rule: &Rule) -> Value {
     if let Some(e) = rule.expect {
         put("expect", expect_value(e));
     }
+    if rule.on_miss != super::model::OnMiss::Error {
+        put("on_miss", rule.on_miss.name().into());
+    }
     if !rule.tests.is_empty() {
         put(
             "tests",
