@@ -70,6 +70,8 @@ pub enum Status {
     Inactive,
     /// Active, and every selected file had the expected matches.
     Ok,
+    /// Active and matching, but nothing to change: upstream already has the patched shape.
+    Redundant,
     /// `expect` failed, or no file was selected at all.
     Missing,
     /// Its edits overlap another rule's.
@@ -83,6 +85,7 @@ impl Status {
         match self {
             Status::Inactive => "inactive",
             Status::Ok => "ok",
+            Status::Redundant => "redundant",
             Status::Missing => "missing",
             Status::Conflict => "conflict",
             Status::Error => "error",
@@ -194,9 +197,11 @@ pub fn run(
                 }
             }
             let mut selected = 0;
+            let mut edited = false;
             for outcome in &outcomes {
                 if let Some(report) = outcome.reports.iter().find(|r| r.rule == id) {
                     selected += 1;
+                    edited |= report.status == crate::engine::RuleStatus::Applied;
                     let n = report.matches.len() as u64;
                     row.matches += n;
                     if n > 0 {
@@ -209,6 +214,10 @@ pub fn run(
                         row.message.clone_from(message);
                     }
                 }
+            }
+            if row.status == Status::Ok && row.matches > 0 && !edited {
+                row.status = Status::Redundant;
+                row.message = "every match already has the patched shape".into();
             }
             let wants_some = rule.rule.expect.is_some_and(|e| e.min > 0);
             if selected == 0 && wants_some && row.status == Status::Ok {
@@ -232,7 +241,7 @@ pub fn run(
 
 fn severity(status: Status) -> u8 {
     match status {
-        Status::Inactive | Status::Ok => 0,
+        Status::Inactive | Status::Ok | Status::Redundant => 0,
         Status::Missing => 1,
         Status::Conflict => 2,
         Status::Error => 3,
@@ -307,6 +316,7 @@ fn columns(rows: &[Row]) -> Vec<String> {
 fn cell_text(row: &Row) -> String {
     match row.status {
         Status::Ok => format!("ok ({})", row.matches),
+        Status::Redundant => format!("redundant ({})", row.matches),
         other => other.name().to_string(),
     }
 }
@@ -395,6 +405,7 @@ pub fn human(rows: &[Row], color: bool) -> String {
                 (false, _) => text,
                 (true, Status::Ok) => format!("\x1b[32m{text}\x1b[0m"),
                 (true, Status::Inactive) => format!("\x1b[2m{text}\x1b[0m"),
+                (true, Status::Redundant) => format!("\x1b[33m{text}\x1b[0m"),
                 (true, _) => format!("\x1b[31;1m{text}\x1b[0m"),
             };
             let _ = write!(out, "  {paint}");

@@ -86,7 +86,7 @@ pub fn summary(path: &str, patched: &Patched) -> Vec<String> {
         .map(|r| {
             let what = match r.status {
                 RuleStatus::Applied => "applied",
-                RuleStatus::Unchanged => "already applied",
+                RuleStatus::Redundant => "already applied",
                 RuleStatus::Inactive => "inactive",
                 RuleStatus::NoMatch => "no match",
                 RuleStatus::Failed => "failed",

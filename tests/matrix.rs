@@ -45,6 +45,11 @@ match: "$Y = layer($$$A)"
 action: {kwargs_to_positional: {signature: Layer.forward}}
 expect: 1
 ---
+id: already-done
+match: "h($X)"
+action: {remove_kwargs: [zzz]}
+expect: 1
+---
 id: elsewhere
 files: ["**/other/*.py"]
 match: "h($X)"
@@ -100,6 +105,9 @@ fn every_status_on_fixture_trees() {
     assert_eq!(ok["matches"], 1);
     assert_eq!(ok["files"], serde_json::json!(["pkg/mod.py"]));
     assert_eq!(status("gated", "demo==1.0")["status"], "inactive");
+    let redundant = status("already-done", "demo==1.0");
+    assert_eq!(redundant["status"], "redundant");
+    assert_eq!(redundant["matches"], 1);
     assert_eq!(status("gated", "demo==2.0")["status"], "ok");
     let missing = status("missing", "demo==1.0");
     assert_eq!(missing["status"], "missing");

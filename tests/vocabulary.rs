@@ -61,7 +61,7 @@ fn append_body_is_guarded_by_unless_on_a_second_run() {
     let report = patch(&set, &versions(&[]), "m.py", &once).unwrap();
     assert_eq!(
         report.rules[0].status,
-        repatch::engine::RuleStatus::Unchanged
+        repatch::engine::RuleStatus::Redundant
     );
     assert!(report.rules[0].matches[0].guarded);
 }

@@ -44,8 +44,9 @@ pub enum RuleStatus {
     Inactive,
     /// It matched and edited.
     Applied,
-    /// It matched, but every match already had the wanted shape.
-    Unchanged,
+    /// It matched, but every match already had the wanted shape: the patch is redundant for
+    /// this source, the signal that it can be retired for this upstream range.
+    Redundant,
     /// It found nothing (and expects nothing, or expects nothing in particular).
     NoMatch,
     /// It failed: drift, a conflict, an action that cannot apply, or an unparseable result.
@@ -510,7 +511,7 @@ impl<'r> Engine<'r> {
             } else if match_reports.iter().any(|m| !m.edits.is_empty()) {
                 RuleStatus::Applied
             } else {
-                RuleStatus::Unchanged
+                RuleStatus::Redundant
             });
             if status == RuleStatus::Failed {
                 failed.push(rule_index);
