@@ -151,6 +151,9 @@ struct ApplyArgs {
     /// How to report.
     #[arg(long, value_enum, default_value_t = Format::Human)]
     format: Format,
+    /// End each patched file with one comment line naming the rules and versions applied.
+    #[arg(long)]
+    stamp: bool,
     /// The file name rules' `files` globs see when reading stdin.
     #[arg(long, value_name = "NAME")]
     stdin_filename: Option<String>,
@@ -327,6 +330,19 @@ fn apply(args: ApplyArgs) -> Result<u8, Error> {
                         .map_err(Error::from);
                     // Over a whole tree, keeping every unchanged file's text twice would
                     // dominate memory: only changed files keep theirs (for diffs and writes).
+                    if args.stamp
+                        && let Ok(p) = &mut result
+                        && p.changed()
+                    {
+                        let applied: Vec<&str> = p
+                            .rules
+                            .iter()
+                            .filter(|r| r.status == crate::engine::RuleStatus::Applied)
+                            .map(|r| r.rule.as_str())
+                            .collect();
+                        let stamped = crate::report::stamp(&p.output, &applied, &versions);
+                        p.output = stamped;
+                    }
                     let keep = to_stdout || result.as_ref().is_ok_and(Patched::changed);
                     if !keep && let Ok(p) = &mut result {
                         p.output = String::new();

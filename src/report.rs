@@ -201,3 +201,29 @@ pub fn one_line(text: &str, max: usize) -> String {
     let cut: String = flat.chars().take(max).collect();
     format!("{cut}…")
 }
+
+/// The prefix of the line `--stamp` appends.
+pub const STAMP_PREFIX: &str = "# patched by repatch:";
+
+/// `output` with one comment line at its end naming the rules applied and the versions known;
+/// it replaces an earlier stamp, and shifts no line of the file.
+pub fn stamp(output: &str, rules: &[&str], versions: &crate::versions::VersionEnv) -> String {
+    let mut body = output.to_string();
+    if let Some(last) = body.trim_end_matches('\n').rsplit('\n').next()
+        && last.starts_with(STAMP_PREFIX)
+    {
+        let cut = body.trim_end_matches('\n').len() - last.len();
+        body.truncate(cut);
+    }
+    if !body.is_empty() && !body.ends_with('\n') {
+        body.push('\n');
+    }
+    let versions: Vec<String> = versions.iter().map(|(p, v)| format!("{p}=={v}")).collect();
+    let on = if versions.is_empty() {
+        String::new()
+    } else {
+        format!(" on {}", versions.join(", "))
+    };
+    body.push_str(&format!("{STAMP_PREFIX} {}{on}\n", rules.join(", ")));
+    body
+}

@@ -320,3 +320,27 @@ fn on_miss_warn_reports_drift_and_exits_zero_and_skip_is_silent() {
         assert_eq!(matrix.status.code(), Some(code), "{policy}");
     }
 }
+
+#[test]
+fn stamp_appends_one_line_and_shifts_none() {
+    let dir = workspace();
+    let out = repatch(
+        &["apply", "--with", "transformers=4.57.6", "--stamp", TARGET],
+        dir.path(),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let stamped = text(&out.stdout);
+    let plain = text(
+        &repatch(
+            &["apply", "--with", "transformers=4.57.6", TARGET],
+            dir.path(),
+        )
+        .stdout,
+    );
+    assert_eq!(stamped.lines().count(), plain.lines().count() + 1);
+    assert!(stamped.starts_with(&plain));
+    assert_eq!(
+        stamped.lines().last().unwrap(),
+        "# patched by repatch: whisper-decoder-layer-positional on transformers==4.57.6"
+    );
+}
