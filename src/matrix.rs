@@ -174,15 +174,9 @@ pub fn run(
             };
             match versions.gate(&rule.rule) {
                 Gate::Open => {}
-                Gate::Closed {
-                    requirement,
-                    version,
-                } => {
+                gate @ Gate::Closed { .. } => {
                     row.status = Status::Inactive;
-                    row.message = format!(
-                        "{} {version} does not satisfy {}",
-                        requirement.package.value, requirement.specifiers.value
-                    );
+                    row.message = crate::engine::gate_reason(&gate);
                     rows.push(row);
                     continue;
                 }
@@ -302,15 +296,23 @@ fn survey_file(
     outcome
 }
 
-/// The distinct targets of `rows`, in order.
-fn columns(rows: &[Row]) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
+/// The distinct values of `key` over `rows`, in order of first appearance.
+fn distinct<'a>(rows: &'a [Row], key: impl Fn(&'a Row) -> &'a str) -> Vec<&'a str> {
+    let mut out: Vec<&str> = Vec::new();
     for r in rows {
-        if !out.contains(&r.target) {
-            out.push(r.target.clone());
+        if !out.contains(&key(r)) {
+            out.push(key(r));
         }
     }
     out
+}
+
+/// The distinct targets of `rows`, in order.
+fn columns(rows: &[Row]) -> Vec<String> {
+    distinct(rows, |r| &r.target)
+        .into_iter()
+        .map(str::to_string)
+        .collect()
 }
 
 fn cell_text(row: &Row) -> String {
@@ -333,12 +335,7 @@ pub fn markdown(rows: &[Row]) -> String {
         out.push_str(" --- |");
     }
     out.push('\n');
-    let mut rules: Vec<&str> = Vec::new();
-    for r in rows {
-        if !rules.contains(&r.rule.as_str()) {
-            rules.push(&r.rule);
-        }
-    }
+    let rules = distinct(rows, |r| &r.rule);
     for rule in rules {
         let _ = write!(out, "| `{rule}` |");
         for c in &cols {
@@ -364,12 +361,7 @@ pub fn markdown(rows: &[Row]) -> String {
 /// The table for a terminal, coloured when `color`, followed by the reasons for failures.
 pub fn human(rows: &[Row], color: bool) -> String {
     let cols = columns(rows);
-    let mut rules: Vec<&str> = Vec::new();
-    for r in rows {
-        if !rules.contains(&r.rule.as_str()) {
-            rules.push(&r.rule);
-        }
-    }
+    let rules = distinct(rows, |r| &r.rule);
     let rule_width = rules
         .iter()
         .map(|r| r.chars().count())

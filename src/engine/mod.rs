@@ -678,7 +678,8 @@ fn error_span(error: Node<'_>, text: &str) -> Range<usize> {
     }
 }
 
-fn gate_reason(gate: &Gate<'_>) -> String {
+/// Why a version gate is not open, in one line.
+pub fn gate_reason(gate: &Gate<'_>) -> String {
     match gate {
         Gate::Open => String::new(),
         Gate::Closed {
