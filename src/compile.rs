@@ -31,6 +31,10 @@ pub struct CompiledRule {
     pub unless: Option<Pattern>,
     /// `not_inside`: found around a match, the match is left alone.
     pub not_inside: Option<Pattern>,
+    /// `when.has` and `when.lacks`, compiled.
+    pub when_has: Option<Pattern>,
+    /// See `when_has`.
+    pub when_lacks: Option<Pattern>,
     /// Indexes of the rules named by `after`.
     pub after: Vec<usize>,
     /// The planning step within the phase: 0, or one more than the rules it runs after.
@@ -50,6 +54,9 @@ impl CompiledRule {
         let mut out = self.pattern.literals.clone();
         if let Some(l) = &self.loop_pattern {
             out.extend(l.literals.iter().cloned());
+        }
+        if let Some(c) = &self.rule.when.contains {
+            out.push(c.value.clone());
         }
         for filter in [&self.rule.inside.class, &self.rule.inside.function]
             .into_iter()
@@ -172,6 +179,8 @@ fn compile_rule(rule: Rule) -> Result<CompiledRule, RuleError> {
     };
     let unless = guard(&rule.unless, "`unless`")?;
     let not_inside = guard(&rule.not_inside, "`not_inside`")?;
+    let when_has = guard(&rule.when.has, "`when.has`")?;
+    let when_lacks = guard(&rule.when.lacks, "`when.lacks`")?;
     if rule.action.needs_call() && !pattern.has_call() {
         return Err(RuleError::new(
             RuleErrorKind::ActionNeedsCall {
@@ -232,6 +241,8 @@ fn compile_rule(rule: Rule) -> Result<CompiledRule, RuleError> {
         query_source,
         unless,
         not_inside,
+        when_has,
+        when_lacks,
         after: Vec::new(),
         step: 0,
     })

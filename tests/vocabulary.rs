@@ -147,3 +147,41 @@ fn after_errors() {
         rule_error("id: a\nmatch: \"f($X)\"\naction: {append_body: \"pass\"}\n")
     );
 }
+
+#[test]
+fn when_probes_gate_on_what_the_file_looks_like() {
+    let rule = "id: w\nwhen:\n  has: \"class $C(GradientCheckpointingLayer): $$$B\"\n  lacks_text: \"# repatch: off\"\nmatch: \"self.norm($X)\"\naction: {replace: \"self.final_norm($X)\"}\n";
+    let set = rules(rule);
+    let env = versions(&[]);
+    let with =
+        "class L(GradientCheckpointingLayer):\n    def f(self, x):\n        return self.norm(x)\n";
+    let without = with.replace("GradientCheckpointingLayer", "nn.Module");
+    let out = patch(&set, &env, "m.py", with).unwrap();
+    assert!(out.output.contains("self.final_norm(x)"));
+    let out = patch(&set, &env, "m.py", &without).unwrap();
+    assert_eq!(out.output, without);
+    assert_eq!(out.rules[0].status, repatch::engine::RuleStatus::Inactive);
+    assert_eq!(
+        out.rules[0].reason.as_deref(),
+        Some("when: the file has no `class $C(GradientCheckpointingLayer): $$$B`")
+    );
+    let off = format!("{with}# repatch: off\n");
+    let out = patch(&set, &env, "m.py", &off).unwrap();
+    assert_eq!(
+        out.rules[0].reason.as_deref(),
+        Some("when: the file contains `# repatch: off`")
+    );
+    // The same rule round-trips through the DSL.
+    let dsl = repatch::rules::write::to_dsl(&[(
+        repatch::rules::load_yaml("w.yaml", rule).unwrap()[0].clone(),
+        String::new(),
+    )]);
+    assert!(
+        dsl.contains("  when has `class $C(GradientCheckpointingLayer): $$$B`\n"),
+        "{dsl}"
+    );
+    assert_eq!(
+        repatch::rules::load_dsl("w.repatch", &dsl).unwrap(),
+        repatch::rules::load_yaml("w.yaml", rule).unwrap()
+    );
+}

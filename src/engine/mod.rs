@@ -233,7 +233,7 @@ impl<'r> Engine<'r> {
         if self.prefilter && !self.needs_parse(target) {
             return Ok(Survey {
                 output: target.source.to_string(),
-                rules: self.unmatched_reports(target.path),
+                rules: self.unmatched_reports(target.path, target.source),
                 errors: Vec::new(),
                 misses: Vec::new(),
             });
@@ -305,17 +305,25 @@ impl<'r> Engine<'r> {
             .into_iter()
             .any(|(i, gate)| {
                 let rule = &self.rules.rules[i];
-                gate == Gate::Open && (possible[i] || rule.rule.expect.is_some_and(|e| e.min > 0))
+                // Structural probes decide between inactive and no-match only on the tree.
+                let structural = rule.when_has.is_some() || rule.when_lacks.is_some();
+                gate == Gate::Open
+                    && probe(rule, target.source, None).is_ok()
+                    && (possible[i] || structural || rule.rule.expect.is_some_and(|e| e.min > 0))
             })
     }
 
     /// The reports of a file no rule can match: what `run` would say, without parsing.
-    fn unmatched_reports(&self, path: &str) -> Vec<RuleReport> {
+    fn unmatched_reports(&self, path: &str, text: &str) -> Vec<RuleReport> {
         self.running_order(path)
             .into_iter()
             .map(|(i, gate)| {
                 let rule = &self.rules.rules[i];
-                let open = gate == Gate::Open;
+                let reason = match &gate {
+                    Gate::Open => probe(rule, text, None).err(),
+                    gate => Some(gate_reason(gate)),
+                };
+                let open = reason.is_none();
                 RuleReport {
                     rule: rule.id().to_string(),
                     phase: rule.rule.phase,
@@ -325,7 +333,7 @@ impl<'r> Engine<'r> {
                     } else {
                         RuleStatus::Inactive
                     },
-                    reason: (!open).then(|| gate_reason(&gate)),
+                    reason,
                     matches: Vec::new(),
                 }
             })
@@ -366,14 +374,18 @@ impl<'r> Engine<'r> {
             }
             let mut active = Vec::new();
             for &i in &selected {
-                match self.versions.gate(&self.rules.rules[i].rule) {
-                    Gate::Open => active.push(i),
-                    gate => reports.push(RuleReport {
+                let reason = match self.versions.gate(&self.rules.rules[i].rule) {
+                    Gate::Open => probe(&self.rules.rules[i], &text, Some(tree.root_node())).err(),
+                    gate => Some(gate_reason(&gate)),
+                };
+                match reason {
+                    None => active.push(i),
+                    Some(reason) => reports.push(RuleReport {
                         rule: self.rules.rules[i].id().to_string(),
                         phase,
                         step: self.rules.rules[i].step,
                         status: RuleStatus::Inactive,
-                        reason: Some(gate_reason(&gate)),
+                        reason: Some(reason),
                         matches: Vec::new(),
                     }),
                 }
@@ -627,6 +639,46 @@ impl<'r> Engine<'r> {
             })
             .collect()
     }
+}
+
+/// Checks a rule's `when` probes on a file: the text probes always, the structural ones when
+/// the tree is given. `Err` says which probe failed.
+fn probe(rule: &CompiledRule, text: &str, root: Option<Node<'_>>) -> Result<(), String> {
+    let when = &rule.rule.when;
+    if let Some(c) = &when.contains
+        && !text.contains(c.value.as_str())
+    {
+        return Err(format!("when: the file does not contain `{}`", c.value));
+    }
+    if let Some(c) = &when.lacks_text
+        && text.contains(c.value.as_str())
+    {
+        return Err(format!("when: the file contains `{}`", c.value));
+    }
+    let Some(root) = root else { return Ok(()) };
+    let found = |pattern: &crate::pattern::Pattern| {
+        let matcher = Matcher::new(text);
+        let mut stack = vec![root];
+        while let Some(n) = stack.pop() {
+            if matcher.matches(&pattern.root, n, &mut Bindings::default()) {
+                return true;
+            }
+            let mut cursor = n.walk();
+            stack.extend(n.named_children(&mut cursor));
+        }
+        false
+    };
+    if let Some(p) = &rule.when_has
+        && !found(p)
+    {
+        return Err(format!("when: the file has no `{}`", p.source.trim()));
+    }
+    if let Some(p) = &rule.when_lacks
+        && found(p)
+    {
+        return Err(format!("when: the file has `{}`", p.source.trim()));
+    }
+    Ok(())
 }
 
 /// An edit whose line breaks are `\r\n`.

@@ -13,7 +13,7 @@ use super::Syntax;
 use super::error::{RuleError, RuleErrorKind, did_you_mean};
 use super::model::{
     Action, Expect, Inside, NameFilter, OnMiss, Origin, Phase, Requirement, Rule, Snippet, Spanned,
-    TEST_ERROR_KINDS, TestCase, TestExpectation, normalize_package,
+    TEST_ERROR_KINDS, TestCase, TestExpectation, When, normalize_package,
 };
 use super::spans::{Path, Seg, SpanIndex};
 use crate::source::SourceFile;
@@ -33,6 +33,7 @@ pub const RULE_KEYS: &[&str] = &[
     "action",
     "expect",
     "on_miss",
+    "when",
     "tests",
 ];
 /// The keys of a test case.
@@ -291,6 +292,29 @@ impl Cx<'_> {
         let expect = field("expect")
             .map(|(p, v)| self.expect(&p, v))
             .transpose()?;
+        let when = match field("when") {
+            Some((p, Value::Mapping(m))) => {
+                self.check_keys(&p, m, &["has", "lacks", "contains", "lacks_text"], "`when`")?;
+                let code = |k: &str| {
+                    m.get(k)
+                        .map(|v| self.snippet(&key_path(&p, k), k, v))
+                        .transpose()
+                };
+                let text = |k: &str| {
+                    m.get(k)
+                        .map(|v| self.string(&key_path(&p, k), k, v))
+                        .transpose()
+                };
+                When {
+                    has: code("has")?,
+                    lacks: code("lacks")?,
+                    contains: text("contains")?,
+                    lacks_text: text("lacks_text")?,
+                }
+            }
+            Some((p, v)) => return Err(self.wrong_type(&p, "when", "a mapping of probes", v)),
+            None => When::default(),
+        };
         let on_miss = match field("on_miss") {
             Some((p, v)) => {
                 let s = self.string(&p, "on_miss", v)?;
@@ -330,6 +354,7 @@ impl Cx<'_> {
             after,
             action,
             expect,
+            when,
             on_miss,
             tests,
             origin: Origin {

@@ -368,12 +368,37 @@ pub struct Rule {
     pub action: Action,
     /// How many matches each selected file must have.
     pub expect: Option<Expect>,
+    /// File-level source probes: the rule runs only on files that pass them.
+    pub when: When,
     /// What a missed `expect` does: fail (default), warn, or pass silently.
     pub on_miss: OnMiss,
     /// Test cases carried in the rule.
     pub tests: Vec<TestCase>,
     /// Where the rule was read from.
     pub origin: Origin,
+}
+
+/// Source probes at file level, for gates that depend on what upstream code looks like.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct When {
+    /// The file must contain a match of this pattern.
+    pub has: Option<Snippet>,
+    /// The file must contain no match of this pattern.
+    pub lacks: Option<Snippet>,
+    /// The file's text must contain this.
+    pub contains: Option<Spanned<String>>,
+    /// The file's text must not contain this.
+    pub lacks_text: Option<Spanned<String>>,
+}
+
+impl When {
+    /// Whether any probe is set.
+    pub fn is_empty(&self) -> bool {
+        self.has.is_none()
+            && self.lacks.is_none()
+            && self.contains.is_none()
+            && self.lacks_text.is_none()
+    }
 }
 
 /// What happens when a rule misses its `expect`.

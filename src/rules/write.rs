@@ -10,6 +10,8 @@ use super::model::{Action, Expect, NameFilter, Rule, TestCase, TestExpectation, 
 /// Keys whose values are Python code, written in backticks in the DSL.
 const CODE_KEYS: &[&str] = &[
     "match",
+    "has",
+    "lacks",
     "loop",
     "unless",
     "not_inside",
@@ -87,6 +89,22 @@ pub fn to_value(rule: &Rule) -> Value {
     put("action", action_value(&rule.action));
     if let Some(e) = rule.expect {
         put("expect", expect_value(e));
+    }
+    let mut when = Mapping::new();
+    if let Some(s) = &rule.when.has {
+        when.insert("has".into(), s.text.clone().into());
+    }
+    if let Some(s) = &rule.when.lacks {
+        when.insert("lacks".into(), s.text.clone().into());
+    }
+    if let Some(s) = &rule.when.contains {
+        when.insert("contains".into(), s.value.clone().into());
+    }
+    if let Some(s) = &rule.when.lacks_text {
+        when.insert("lacks_text".into(), s.value.clone().into());
+    }
+    if !when.is_empty() {
+        put("when", Value::Mapping(when));
     }
     if rule.on_miss != super::model::OnMiss::Error {
         put("on_miss", rule.on_miss.name().into());
