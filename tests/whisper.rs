@@ -222,3 +222,29 @@ fn keep_keyword_stops_positionals_at_the_first_kept_parameter() {
     let start = out.output.find("            layer_outputs").unwrap();
     insta::assert_snapshot!(&out.output[start..]);
 }
+
+#[test]
+fn preserve_lines_refuses_an_edit_that_would_add_a_line() {
+    let yaml = include_str!("../rules/whisper-decoder-layer-positional.yaml").to_string()
+        + "preserve_lines: true\n";
+    let rule = common::rules(&yaml);
+    let env = versions(&["transformers=4.57.6"]);
+    // One argument per line, and a skipped parameter to fill: one more line.
+    let tall = module(
+        SIGNATURE_4_57,
+        "layer_outputs = decoder_layer(\n    hidden_states,\n    attention_mask=causal_mask,\n    layer_head_mask=head_mask[idx],\n)",
+    );
+    let err = patch(&rule, &env, PATH, &tall).unwrap_err();
+    insta::assert_snapshot!(render(&err));
+    // On one line the same call fits.
+    let flat = module(
+        SIGNATURE_4_57,
+        "layer_outputs = decoder_layer(hidden_states, attention_mask=causal_mask, layer_head_mask=head_mask[idx])",
+    );
+    let out = patch(&rule, &env, PATH, &flat).unwrap();
+    assert_eq!(out.output.lines().count(), flat.lines().count());
+    assert!(
+        out.output
+            .contains("decoder_layer(hidden_states, causal_mask, None, None, head_mask[idx])")
+    );
+}

@@ -489,7 +489,14 @@ impl<'r> Engine<'r> {
                     node: m.node,
                     bindings: &m.bindings,
                 };
-                let edits = match actions::plan(&rule.rule.action, &site, &mut signatures) {
+                let planned_edits = actions::plan(&rule.rule.action, &site, &mut signatures)
+                    .and_then(|edits| {
+                        if rule.rule.preserve_lines {
+                            keeps_lines(&edits, text)?;
+                        }
+                        Ok(edits)
+                    });
+                let edits = match planned_edits {
                     Ok(edits) if crlf => edits.into_iter().map(to_crlf).collect(),
                     Ok(edits) => edits,
                     Err(f) => {
@@ -677,6 +684,30 @@ fn probe(rule: &CompiledRule, text: &str, root: Option<Node<'_>>) -> Result<(), 
         && found(p)
     {
         return Err(format!("when: the file has `{}`", p.source.trim()));
+    }
+    Ok(())
+}
+
+/// `preserve_lines`: each edit must replace as many line breaks as it writes, so every line
+/// outside it keeps its number (tracebacks and `inspect.getsource` stay aligned).
+fn keeps_lines(edits: &[Edit], text: &str) -> Result<(), actions::ActionFailure> {
+    for e in edits {
+        let before = text[e.range.clone()].matches('\n').count();
+        let after = e.text.matches('\n').count();
+        if before != after {
+            return Err(actions::ActionFailure {
+                reason: format!(
+                    "`preserve_lines` is set, but this edit turns {} line(s) into {}",
+                    before + 1,
+                    after + 1
+                ),
+                labels: vec![(e.range.clone(), "this edit".into())],
+                help: Some(
+                    "write the template to fit the lines it replaces, or drop `preserve_lines`"
+                        .into(),
+                ),
+            });
+        }
     }
     Ok(())
 }

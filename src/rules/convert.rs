@@ -34,6 +34,7 @@ pub const RULE_KEYS: &[&str] = &[
     "expect",
     "on_miss",
     "when",
+    "preserve_lines",
     "tests",
 ];
 /// The keys of a test case.
@@ -315,6 +316,11 @@ impl Cx<'_> {
             Some((p, v)) => return Err(self.wrong_type(&p, "when", "a mapping of probes", v)),
             None => When::default(),
         };
+        let preserve_lines = match field("preserve_lines") {
+            Some((_, Value::Bool(b))) => *b,
+            Some((p, v)) => return Err(self.wrong_type(&p, "preserve_lines", "true or false", v)),
+            None => false,
+        };
         let on_miss = match field("on_miss") {
             Some((p, v)) => {
                 let s = self.string(&p, "on_miss", v)?;
@@ -355,6 +361,7 @@ impl Cx<'_> {
             action,
             expect,
             when,
+            preserve_lines,
             on_miss,
             tests,
             origin: Origin {

@@ -368,6 +368,8 @@ pub struct Rule {
     pub action: Action,
     /// How many matches each selected file must have.
     pub expect: Option<Expect>,
+    /// Every edit must keep the file's line count and every other line at its number.
+    pub preserve_lines: bool,
     /// File-level source probes: the rule runs only on files that pass them.
     pub when: When,
     /// What a missed `expect` does: fail (default), warn, or pass silently.

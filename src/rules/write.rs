@@ -106,6 +106,9 @@ pub fn to_value(rule: &Rule) -> Value {
     if !when.is_empty() {
         put("when", Value::Mapping(when));
     }
+    if rule.preserve_lines {
+        put("preserve_lines", true.into());
+    }
     if rule.on_miss != super::model::OnMiss::Error {
         put("on_miss", rule.on_miss.name().into());
     }
