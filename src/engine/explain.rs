@@ -13,7 +13,7 @@ use super::{Engine, MatchReport, PatchError, Target, gate_reason};
 use crate::compile::CompiledRule;
 use crate::pattern::PatNode;
 use crate::pattern::matcher::{Bindings, Matcher};
-use crate::python::{self, definition_name, first_syntax_error};
+use crate::python::definition_name;
 use crate::source::{LineIndex, SourceFile, span};
 use crate::versions::Gate;
 
@@ -58,15 +58,7 @@ impl Engine<'_> {
         let rule = &self.rules.rules[index];
         let text = target.source;
         let file = SourceFile::new(target.path, text);
-        let tree = python::parse(text);
-        if let Some(error) = first_syntax_error(tree.root_node()) {
-            return Err(PatchError::TargetSyntax {
-                path: target.path.to_string(),
-                reason: python::describe_syntax_error(error, text),
-                src: file.named_source(),
-                at: span(super::error_span(error, text)),
-            });
-        }
+        let tree = super::parse_target(target)?;
         let mut inactive = Vec::new();
         match self.versions.gate(&rule.rule) {
             Gate::Open => {}

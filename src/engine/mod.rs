@@ -238,15 +238,7 @@ impl<'r> Engine<'r> {
                 misses: Vec::new(),
             });
         }
-        let tree = python::parse(target.source);
-        if let Some(error) = first_syntax_error(tree.root_node()) {
-            return Err(PatchError::TargetSyntax {
-                path: target.path.to_string(),
-                reason: describe_syntax_error(error, target.source),
-                src: SourceFile::new(target.path, target.source).named_source(),
-                at: span(error_span(error, target.source)),
-            });
-        }
+        let tree = parse_target(target)?;
         let (mut survey, output_tree) =
             self.run(target.path, target.source.to_string(), tree, true);
         if survey.output != target.source && survey.errors.is_empty() {
@@ -645,6 +637,20 @@ impl<'r> Engine<'r> {
                     .collect()
             })
             .collect()
+    }
+}
+
+/// Parses a target, refusing one that does not parse with a diagnostic at its first error.
+fn parse_target(target: Target<'_>) -> Result<Tree, PatchError> {
+    let tree = python::parse(target.source);
+    match first_syntax_error(tree.root_node()) {
+        None => Ok(tree),
+        Some(error) => Err(PatchError::TargetSyntax {
+            path: target.path.to_string(),
+            reason: describe_syntax_error(error, target.source),
+            src: SourceFile::new(target.path, target.source).named_source(),
+            at: span(error_span(error, target.source)),
+        }),
     }
 }
 
