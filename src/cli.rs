@@ -238,10 +238,7 @@ fn load_rules(paths: &[PathBuf]) -> Result<RuleSet, Error> {
 }
 
 fn load_versions(args: &RuleArgs) -> Result<VersionEnv, Error> {
-    let mut env = VersionEnv::default();
-    for pair in &args.with {
-        env.insert_pair(pair)?;
-    }
+    let mut env = VersionEnv::from_pairs(&args.with)?;
     if let Some(dir) = &args.site_packages {
         env.read_site_packages(dir)?;
     }
@@ -457,10 +454,7 @@ fn error_kind(e: &Error) -> &'static str {
 fn explain(args: ExplainArgs) -> Result<u8, Error> {
     use std::fmt::Write as _;
     let rules = load_rules(std::slice::from_ref(&args.rule_file))?;
-    let mut versions = VersionEnv::default();
-    for pair in &args.with {
-        versions.insert_pair(pair)?;
-    }
+    let versions = VersionEnv::from_pairs(&args.with)?;
     let target = match &args.in_file {
         Some(path) => {
             let file = targets::collect(std::slice::from_ref(path))?
@@ -677,10 +671,7 @@ fn test(args: TestArgs) -> Result<u8, Error> {
 
 fn matrix(args: MatrixArgs) -> Result<u8, Error> {
     let rules = load_rules(&args.rules)?;
-    let mut with = VersionEnv::default();
-    for pair in &args.with {
-        with.insert_pair(pair)?;
-    }
+    let with = VersionEnv::from_pairs(&args.with)?;
     let targets = args
         .targets
         .iter()

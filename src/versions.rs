@@ -66,6 +66,15 @@ impl VersionEnv {
         self.versions.insert(normalize_package(package), version);
     }
 
+    /// The versions of `PKG=VER` arguments.
+    pub fn from_pairs(pairs: &[String]) -> Result<Self, VersionError> {
+        let mut env = Self::default();
+        for pair in pairs {
+            env.insert_pair(pair)?;
+        }
+        Ok(env)
+    }
+
     /// Parses and records a `PKG=VER` (or `PKG==VER`) argument.
     pub fn insert_pair(&mut self, pair: &str) -> Result<(), VersionError> {
         let (package, version) = pair
