@@ -436,7 +436,8 @@ impl<'r> Engine<'r> {
     ) -> Option<(String, Tree)> {
         let root = tree.root_node();
         let found = self.find(text, root, active);
-        let file = SourceFile::new(path, text);
+        // The text is copied into a diagnostic's source only when one is made.
+        let file = || SourceFile::new(path, text);
         let lines = LineIndex::new(text);
         let locate =
             |r: &Range<usize>| (lines.line_col(text, r.start), lines.line_col(text, r.end));
@@ -453,7 +454,7 @@ impl<'r> Engine<'r> {
                 && let Some(expect) = rule.rule.expect
                 && !expect.admits(matches.len() as u64)
             {
-                let miss = drift(rule, &file, root, matches, &expect.to_string());
+                let miss = drift(rule, &file(), root, matches, &expect.to_string());
                 match rule.rule.on_miss {
                     OnMiss::Error => errors.push((vec![rule_index], miss)),
                     OnMiss::Warn | OnMiss::Skip => misses.push((rule_index, miss)),
@@ -493,7 +494,7 @@ impl<'r> Engine<'r> {
                     Ok(edits) => edits,
                     Err(f) => {
                         if status.is_none() {
-                            errors.push((vec![rule_index], action_error(rule, &file, f)));
+                            errors.push((vec![rule_index], action_error(rule, &file(), f)));
                         }
                         status = Some(RuleStatus::Failed);
                         Vec::new()
@@ -546,7 +547,7 @@ impl<'r> Engine<'r> {
                     first: self.rules.rules[a.rule].id().to_string(),
                     second: self.rules.rules[b.rule].id().to_string(),
                     path: path.to_string(),
-                    src: file.named_source(),
+                    src: file().named_source(),
                     first_at: span(a.edit.range.clone()),
                     second_at: span(b.edit.range.clone()),
                 },
