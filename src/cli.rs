@@ -15,7 +15,7 @@ use crate::rules::Syntax;
 use crate::rules::error::{RuleError, RuleErrorKind};
 use crate::rules::model::Phase;
 use crate::targets::{self, TargetFile};
-use crate::versions::{Gate, VersionEnv};
+use crate::versions::VersionEnv;
 
 /// Declarative, versioned source patches for Python libraries.
 #[derive(Debug, Parser)]
@@ -222,19 +222,7 @@ fn rule_paths(paths: &[PathBuf]) -> Vec<PathBuf> {
 
 /// Loads and compiles the rules named by `-r` (default `./rules`).
 fn load_rules(paths: &[PathBuf]) -> Result<RuleSet, Error> {
-    let paths = rule_paths(paths);
-    let mut rules = Vec::new();
-    for path in &paths {
-        rules.extend(crate::rules::load_path(path)?);
-    }
-    if rules.is_empty() {
-        let names: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
-        return Err(Error::Usage(format!(
-            "no rules in {} (rule files end in .yaml, .yml or .repatch)",
-            names.join(", ")
-        )));
-    }
-    Ok(RuleSet::compile(rules)?)
+    RuleSet::load(&rule_paths(paths))
 }
 
 fn load_versions(args: &RuleArgs) -> Result<VersionEnv, Error> {
@@ -243,28 +231,6 @@ fn load_versions(args: &RuleArgs) -> Result<VersionEnv, Error> {
         env.read_site_packages(dir)?;
     }
     Ok(env)
-}
-
-/// Rejects rules that would run but whose required package has no known version.
-fn check_known_versions(engine: &Engine<'_>) -> Result<(), Error> {
-    for (rule, gate) in engine.gates() {
-        if let Gate::Unknown { requirement } = gate {
-            let package = requirement.package.value.clone();
-            return Err(RuleError::new(
-                RuleErrorKind::UnknownVersion {
-                    rule: rule.id().to_string(),
-                    package: package.clone(),
-                },
-                &rule.rule.origin.file,
-                requirement.package.span.clone(),
-            )
-            .with_help(format!(
-                "pass --with {package}=VERSION or --site-packages DIR"
-            ))
-            .into());
-        }
-    }
-    Ok(())
 }
 
 struct Outcome {
@@ -277,7 +243,7 @@ fn apply(args: ApplyArgs) -> Result<u8, Error> {
     let rules = load_rules(&args.rules.rules)?;
     let versions = load_versions(&args.rules)?;
     let engine = Engine::new(&rules, &versions, args.rules.phase);
-    check_known_versions(&engine)?;
+    engine.check_versions_known()?;
 
     let stdin = args.paths.len() == 1 && args.paths[0].as_os_str() == "-";
     let files = if stdin {

@@ -2,10 +2,12 @@
 //! globs into matchers, templates checked against what the pattern binds.
 
 use std::collections::HashMap;
+use std::path::PathBuf;
 
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use tree_sitter::Query;
 
+use crate::Error;
 use crate::pattern::meta::template_metavars;
 use crate::pattern::query::to_query;
 use crate::pattern::{LoopPattern, Pattern, PatternError};
@@ -90,6 +92,23 @@ pub struct RuleSet {
 }
 
 impl RuleSet {
+    /// Loads every rule file `paths` name (files or folders) and compiles them as one set; no
+    /// rule at all is a usage error, so an empty folder never silently patches nothing.
+    pub fn load(paths: &[PathBuf]) -> Result<RuleSet, Error> {
+        let mut rules = Vec::new();
+        for path in paths {
+            rules.extend(crate::rules::load_path(path)?);
+        }
+        if rules.is_empty() {
+            let names: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+            return Err(Error::Usage(format!(
+                "no rules in {} (rule files end in .yaml, .yml or .repatch)",
+                names.join(", ")
+            )));
+        }
+        Ok(RuleSet::compile(rules)?)
+    }
+
     /// Compiles `rules`; the first error is returned.
     pub fn compile(rules: Vec<Rule>) -> Result<RuleSet, RuleError> {
         let mut seen: HashMap<String, usize> = HashMap::new();

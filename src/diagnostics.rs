@@ -25,3 +25,27 @@ pub fn render(diagnostic: &dyn Diagnostic, color: bool) -> String {
     }
     out
 }
+
+/// Where a diagnostic points: the file its source is named after and its first label's
+/// position (line and column from 1), for callers that want fields rather than a rendering.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Location {
+    /// The name of the diagnostic's source (a rule file or target path).
+    pub path: Option<String>,
+    /// The line of the first label, from 1.
+    pub line: usize,
+    /// The column of the first label, from 1, in characters.
+    pub column: usize,
+}
+
+/// The location of `diagnostic`'s first label, when it has a source and a label.
+pub fn primary_location(diagnostic: &dyn Diagnostic) -> Option<Location> {
+    let source = diagnostic.source_code()?;
+    let label = diagnostic.labels()?.next()?;
+    let contents = source.read_span(label.inner(), 0, 0).ok()?;
+    Some(Location {
+        path: contents.name().map(str::to_string),
+        line: contents.line() + 1,
+        column: contents.column() + 1,
+    })
+}

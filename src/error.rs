@@ -94,6 +94,15 @@ impl Error {
         }
     }
 
+    /// The rule the failure concerns, where one rule does.
+    pub fn rule_id(&self) -> Option<&str> {
+        match self {
+            Error::Rule(e) => e.kind.rule_id(),
+            Error::Patch(e) => e.rule_id(),
+            _ => None,
+        }
+    }
+
     /// The exit code: 2 for rule, usage and target errors, 3 for drift, conflicts and
     /// results that cannot be written.
     pub fn exit_code(&self) -> u8 {

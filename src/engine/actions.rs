@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 use std::ops::Range;
 
-use tree_sitter::Node;
+use tree_sitter::{Node, Tree};
 
 use super::arglist::{ArgList, Item};
 use super::signature::{LookupError, ParamKind, Signature, find_signature};
@@ -59,17 +59,40 @@ pub struct Site<'a, 't> {
     pub bindings: &'a Bindings<'t>,
 }
 
-/// Signatures already looked up in one file.
-#[derive(Debug, Default)]
-pub struct Signatures {
+/// Signatures already looked up in one file, and the context searched for those it lacks.
+#[derive(Debug)]
+pub struct Signatures<'c> {
     cache: HashMap<String, Result<Signature, LookupError>>,
+    context: Option<&'c str>,
+    /// The context's tree, parsed the first time the file lacks a signature.
+    context_tree: Option<Tree>,
 }
 
-impl Signatures {
+impl<'c> Signatures<'c> {
+    /// A cache for one file; `context` is searched for names the file does not define.
+    pub fn new(context: Option<&'c str>) -> Self {
+        Self {
+            cache: HashMap::new(),
+            context,
+            context_tree: None,
+        }
+    }
+
     fn get(&mut self, root: Node<'_>, source: &str, name: &str) -> &Result<Signature, LookupError> {
-        self.cache
-            .entry(name.to_string())
-            .or_insert_with(|| find_signature(root, source, name))
+        if !self.cache.contains_key(name) {
+            let mut found = find_signature(root, source, name);
+            if found == Err(LookupError::NotFound)
+                && let Some(context) = self.context
+            {
+                let tree = self
+                    .context_tree
+                    .get_or_insert_with(|| crate::python::parse(context));
+                found = find_signature(tree.root_node(), context, name)
+                    .map(|sig| Signature { range: None, ..sig });
+            }
+            self.cache.insert(name.to_string(), found);
+        }
+        &self.cache[name]
     }
 }
 
@@ -457,7 +480,7 @@ fn lookup_failure(e: &LookupError, name: &str, at: Range<usize>) -> ActionFailur
     let (reason, help) = match e {
         LookupError::NotFound => (
             format!("no definition of `{name}` in this file"),
-            "the signature must be defined in the file being patched; check `signature:`",
+            "the signature must be defined in the file being patched (or, at run time, in the signature context); check `signature:`",
         ),
         LookupError::NoMethod => (
             format!(
@@ -488,10 +511,13 @@ fn kwargs_to_positional(
     if keywords.is_empty() {
         return Ok(None);
     }
-    let sig_note = (sig.range.clone(), format!("`{}` is defined here", sig.name));
+    let sig_note = sig
+        .range
+        .clone()
+        .map(|range| (range, format!("`{}` is defined here", sig.name)));
     let fail = |at: Range<usize>, label: &str, reason: String| {
         let mut f = ActionFailure::at(at, label, reason);
-        f.labels.push(sig_note.clone());
+        f.labels.extend(sig_note.clone());
         f
     };
     let last_keyword = *keywords.last().expect("not empty");

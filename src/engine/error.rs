@@ -148,6 +148,17 @@ impl PatchError {
         }
     }
 
+    /// The rule the failure concerns, where one rule does (a conflict names the first).
+    pub fn rule_id(&self) -> Option<&str> {
+        match self {
+            PatchError::TargetSyntax { .. } | PatchError::UnparseableResult { .. } => None,
+            PatchError::Drift { rule, .. }
+            | PatchError::Action { rule, .. }
+            | PatchError::NotIdempotent { rule, .. } => Some(rule),
+            PatchError::Conflict { first, .. } => Some(first),
+        }
+    }
+
     /// A one-word name for the kind of failure (used in JSON output).
     pub fn kind(&self) -> &'static str {
         match self {

@@ -20,6 +20,7 @@ use crate::compile::{CompiledRule, RuleSet};
 use crate::pattern::matcher::{Bindings, Matcher};
 use crate::pattern::query::ROOT_CAPTURE;
 use crate::python::{self, definition_name, describe_syntax_error, first_syntax_error};
+use crate::rules::error::{RuleError, RuleErrorKind};
 use crate::rules::model::{OnMiss, Phase};
 use crate::source::{LineCol, LineIndex, SourceFile, span};
 use crate::versions::{Gate, VersionEnv};
@@ -156,6 +157,10 @@ pub struct Engine<'r> {
     versions: &'r VersionEnv,
     phase: Option<Phase>,
     prefilter: bool,
+    /// Every rule selects every file, whatever its `files` globs say.
+    all_files: bool,
+    /// Source searched for `kwargs_to_positional` signatures the target lacks.
+    signature_context: Option<&'r str>,
 }
 
 struct Found<'t> {
@@ -173,7 +178,50 @@ impl<'r> Engine<'r> {
             versions,
             phase,
             prefilter: true,
+            all_files: false,
+            signature_context: None,
         }
+    }
+
+    /// Lets every rule select every file: for source that has no file name (a class's source
+    /// patched at run time), where `files` globs have nothing to match.
+    pub fn selecting_all_files(mut self) -> Self {
+        self.all_files = true;
+        self
+    }
+
+    /// Looks up `kwargs_to_positional` signatures in `context` when the target does not define
+    /// them: a class patched at run time calls layers defined elsewhere in its module.
+    pub fn with_signature_context(mut self, context: &'r str) -> Self {
+        self.signature_context = Some(context);
+        self
+    }
+
+    /// Refuses rules that would run but whose required package has no known version: such a
+    /// rule can be neither applied nor skipped with confidence.
+    pub fn check_versions_known(&self) -> Result<(), RuleError> {
+        for (rule, gate) in self.gates() {
+            if let Gate::Unknown { requirement } = gate {
+                let package = requirement.package.value.clone();
+                return Err(RuleError::new(
+                    RuleErrorKind::UnknownVersion {
+                        rule: rule.id().to_string(),
+                        package: package.clone(),
+                    },
+                    &rule.rule.origin.file,
+                    requirement.package.span.clone(),
+                )
+                .with_help(format!(
+                    "pass --with {package}=VERSION or --site-packages DIR (versions= in Python)"
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether `rule` looks at the file at `path`.
+    fn selects(&self, rule: &CompiledRule, path: &str) -> bool {
+        self.all_files || rule.selects(path)
     }
 
     /// Turns the literal prefilter off (every selected file is parsed); for tests that
@@ -216,11 +264,10 @@ impl<'r> Engine<'r> {
     /// first: a failing rule's edits are left out and the others still apply. Only a target
     /// that does not parse is an error here.
     pub fn survey(&self, target: Target<'_>) -> Result<Survey, PatchError> {
-        let selected = self
-            .rules
-            .rules
-            .iter()
-            .any(|r| self.phase.is_none_or(|p| r.rule.phase == p) && r.selects(target.path));
+        let selected =
+            self.rules.rules.iter().any(|r| {
+                self.phase.is_none_or(|p| r.rule.phase == p) && self.selects(r, target.path)
+            });
         if !selected {
             // No rule looks at this file: it is not even parsed.
             return Ok(Survey {
@@ -275,7 +322,7 @@ impl<'r> Engine<'r> {
             }
             let mut active = Vec::new();
             for (i, r) in self.rules.rules.iter().enumerate() {
-                if r.rule.phase != phase || !r.selects(path) {
+                if r.rule.phase != phase || !self.selects(r, path) {
                     continue;
                 }
                 match self.versions.gate(&r.rule) {
@@ -358,7 +405,7 @@ impl<'r> Engine<'r> {
             let selected: Vec<usize> = (0..self.rules.rules.len())
                 .filter(|&i| {
                     let r = &self.rules.rules[i];
-                    r.rule.phase == phase && r.selects(path)
+                    r.rule.phase == phase && self.selects(r, path)
                 })
                 .collect();
             if selected.is_empty() {
@@ -441,7 +488,7 @@ impl<'r> Engine<'r> {
         let lines = LineIndex::new(text);
         let locate =
             |r: &Range<usize>| (lines.line_col(text, r.start), lines.line_col(text, r.end));
-        let mut signatures = Signatures::default();
+        let mut signatures = Signatures::new(self.signature_context);
         let mut planned: Vec<PlannedEdit> = Vec::new();
         let first_report = reports.len();
         // A file with Windows line ends gets them in inserted code too.

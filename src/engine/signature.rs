@@ -39,8 +39,9 @@ pub struct Signature {
     pub name: String,
     /// The parameters in order.
     pub params: Vec<Param>,
-    /// Where the definition's header (`def name`) stands in the file.
-    pub range: Range<usize>,
+    /// Where the definition's header (`def name`) stands in the file; `None` when it was
+    /// read from a signature context rather than the file being patched.
+    pub range: Option<Range<usize>>,
 }
 
 impl Signature {
@@ -218,7 +219,7 @@ fn read_signature(
     Signature {
         name: name.to_string(),
         params,
-        range: def.start_byte()..header_end,
+        range: Some(def.start_byte()..header_end),
     }
 }
 

@@ -231,6 +231,17 @@ impl RuleErrorKind {
         }
     }
 
+    /// The id of the rule the problem names, where it names one.
+    pub fn rule_id(&self) -> Option<&str> {
+        match self {
+            RuleErrorKind::UnknownVersion { rule, .. } | RuleErrorKind::NoExpect { rule } => {
+                Some(rule)
+            }
+            RuleErrorKind::DuplicateId { id } => Some(id),
+            _ => None,
+        }
+    }
+
     /// The diagnostic code, e.g. `repatch::rule::unknown_key`.
     pub fn code_name(&self) -> &'static str {
         self.code()
