@@ -13,6 +13,8 @@ pub mod lint;
 pub mod matrix;
 pub mod pattern;
 pub mod prefilter;
+#[cfg(feature = "python")]
+pub mod pyapi;
 pub mod python;
 pub mod report;
 pub mod rules;

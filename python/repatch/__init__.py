@@ -1,0 +1,253 @@
+"""repatch: declarative, versioned source patches for Python libraries, at run time.
+
+Runtime patchers take ``inspect.getsource(cls)``, rewrite it and exec it. This module does the
+rewriting with repatch rules instead of regexes::
+
+    import inspect, repatch
+    rules = repatch.Rules.load("rules/")
+    source = inspect.getsource(WhisperDecoder)
+    patched = rules.apply(source, filename=inspect.getsourcefile(WhisperDecoder),
+                          context=inspect.getsource(inspect.getmodule(WhisperDecoder)))
+    exec(compile(patched, "<repatch>", "exec"), vars(inspect.getmodule(WhisperDecoder)))
+
+Every failure raises :class:`RepatchError` (or a subclass) whose ``str()`` is the rendered
+diagnostic, with ``rule_id``, ``path``, ``line`` and ``column`` where known.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import warnings
+from dataclasses import dataclass, field
+from importlib import metadata
+from typing import Dict, List, Mapping, Optional, Union
+
+from ._native import (
+    ActionError,
+    ConflictError,
+    DriftError,
+    NativeRules,
+    ParseError,
+    RepatchError,
+    RuleError,
+)
+
+__all__ = [
+    "ActionError",
+    "CheckReport",
+    "ConflictError",
+    "DriftError",
+    "Edit",
+    "Match",
+    "ParseError",
+    "RepatchError",
+    "RuleCheck",
+    "RuleError",
+    "Rules",
+    "apply",
+    "installed_versions",
+]
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+
+def installed_versions(packages: List[str]) -> Dict[str, str]:
+    """The installed versions of ``packages`` in the running interpreter; absent ones are left out."""
+    found = {}
+    for package in packages:
+        try:
+            found[package] = metadata.version(package)
+        except metadata.PackageNotFoundError:
+            pass
+    return found
+
+
+@dataclass(frozen=True)
+class Edit:
+    """One planned replacement: lines and columns from 1, in the text the rule's phase ran on."""
+
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    replacement: str
+
+
+@dataclass(frozen=True)
+class Match:
+    """One match of a rule: where it is, what its metavariables bound, and the edits it plans."""
+
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    bindings: Dict[str, str]
+    edits: List[Edit]
+    guarded: bool = False
+
+
+@dataclass(frozen=True)
+class RuleCheck:
+    """What one rule did on the checked source."""
+
+    rule: str
+    phase: str
+    status: str
+    """``applied``, ``redundant``, ``no-match``, ``failed`` or ``inactive``."""
+    matches: List[Match]
+    reason: Optional[str] = None
+    """Why the rule is inactive, when it is."""
+    error: Optional[RepatchError] = None
+    """The error the rule raised or, for ``on_miss: warn|skip``, the drift it reports."""
+
+
+@dataclass(frozen=True)
+class CheckReport:
+    """Per-rule results of :meth:`Rules.check`; the source itself is not changed."""
+
+    rules: List[RuleCheck] = field(default_factory=list)
+
+    def __getitem__(self, rule_id: str) -> RuleCheck:
+        for check in self.rules:
+            if check.rule == rule_id:
+                return check
+        raise KeyError(rule_id)
+
+    @property
+    def ok(self) -> bool:
+        """Whether no rule failed or missed its expectation."""
+        return all(check.error is None for check in self.rules)
+
+
+def _position(at: Mapping[str, int]) -> "tuple[int, int]":
+    return at["line"], at["column"]
+
+
+def _edit(raw: Mapping) -> Edit:
+    return Edit(*_position(raw["start"]), *_position(raw["end"]), raw["replacement"])
+
+
+def _match(raw: Mapping) -> Match:
+    return Match(
+        *_position(raw["start"]),
+        *_position(raw["end"]),
+        bindings=dict(raw["bindings"]),
+        edits=[_edit(e) for e in raw["edits"]],
+        guarded=raw.get("guarded", False),
+    )
+
+
+class Rules:
+    """A compiled set of repatch rules, loaded once and applied to any number of sources."""
+
+    def __init__(self, native: NativeRules) -> None:
+        self._native = native
+
+    @classmethod
+    def load(cls, path: PathLike) -> "Rules":
+        """Loads a rule file, or every ``*.yaml``, ``*.yml`` and ``*.repatch`` file below a folder."""
+        return cls(NativeRules.load(os.fspath(path)))
+
+    @classmethod
+    def parse(cls, text: str, format: str = "yaml", name: str = "<rules>") -> "Rules":
+        """Parses rules from text: ``format`` is ``"yaml"`` or ``"dsl"``; ``name`` labels diagnostics."""
+        return cls(NativeRules.parse(text, format, name))
+
+    @property
+    def ids(self) -> List[str]:
+        """The rule ids, in load order."""
+        return self._native.ids()
+
+    @property
+    def packages(self) -> List[str]:
+        """The packages the rules' ``requires`` gate on."""
+        return self._native.packages()
+
+    def _versions(self, versions: Optional[Mapping[str, str]]) -> "list[tuple[str, str]]":
+        if versions is None:
+            versions = installed_versions(self.packages)
+        return [(str(k), str(v)) for k, v in versions.items()]
+
+    def apply(
+        self,
+        source: str,
+        filename: Optional[PathLike] = None,
+        versions: Optional[Mapping[str, str]] = None,
+        phase: Optional[str] = None,
+        context: Optional[str] = None,
+        on_error: str = "raise",
+    ) -> str:
+        """Returns ``source`` patched by every active rule.
+
+        ``filename`` is matched by the rules' ``files`` globs; without one, every rule looks at
+        the source. ``versions`` maps packages to versions; ``None`` reads them from the running
+        interpreter. ``phase`` runs one phase only. ``context`` is source searched for
+        ``kwargs_to_positional`` signatures that ``source`` does not define (the module of a class
+        patched on its own). ``on_error="warn"`` turns any failure into a ``RuntimeWarning`` and
+        returns ``source`` unchanged, so an import never fails because a patch drifted.
+        """
+        if on_error not in ("raise", "warn"):
+            raise ValueError(f"on_error must be 'raise' or 'warn', not {on_error!r}")
+        name = None if filename is None else os.fspath(filename)
+        try:
+            output, drift = self._native.apply(
+                source, name, self._versions(versions), phase, context
+            )
+        except RepatchError as error:
+            if on_error == "raise":
+                raise
+            warnings.warn(str(error), RuntimeWarning, stacklevel=2)
+            return source
+        for warning in drift:
+            warnings.warn(str(warning), RuntimeWarning, stacklevel=2)
+        return output
+
+    def check(
+        self,
+        source: str,
+        filename: Optional[PathLike] = None,
+        versions: Optional[Mapping[str, str]] = None,
+        phase: Optional[str] = None,
+        context: Optional[str] = None,
+    ) -> CheckReport:
+        """Runs every rule on ``source`` and reports matches per rule, without editing anything.
+
+        A rule that fails (drift, conflict, an action that cannot apply) carries its error in
+        the report instead of raising; only unusable input (rules whose package version is
+        unknown, a source that is not Python) raises.
+        """
+        name = None if filename is None else os.fspath(filename)
+        raw, errors = self._native.check(
+            source, name, self._versions(versions), phase, context
+        )
+        return CheckReport(
+            [
+                RuleCheck(
+                    rule=r["rule"],
+                    phase=r["phase"],
+                    status=r["status"],
+                    matches=[_match(m) for m in r["matches"]],
+                    reason=r.get("reason"),
+                    error=errors.get(r["rule"]),
+                )
+                for r in json.loads(raw)
+            ]
+        )
+
+    def __repr__(self) -> str:
+        return f"Rules({', '.join(self.ids)})"
+
+
+def apply(
+    source: str,
+    rules: Union[Rules, PathLike],
+    filename: Optional[PathLike] = None,
+    versions: Optional[Mapping[str, str]] = None,
+    phase: Optional[str] = None,
+    context: Optional[str] = None,
+    on_error: str = "raise",
+) -> str:
+    """Shortcut for ``Rules.load(rules).apply(source, ...)``; ``rules`` may already be loaded."""
+    loaded = rules if isinstance(rules, Rules) else Rules.load(rules)
+    return loaded.apply(source, filename, versions, phase, context, on_error)

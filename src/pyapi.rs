@@ -1,0 +1,295 @@
+//! The Python extension module `repatch._native`, built by maturin with the `python` feature.
+//!
+//! It is a thin layer over the library: rules load and compile as for the CLI, a source string
+//! goes through the same [`Engine`], and every failure becomes an exception whose `str()` is the
+//! rendered diagnostic. The Python package `repatch` (python/repatch) wraps it with the public
+//! API: installed-package versions, `on_error`, and typed reports.
+
+use std::path::PathBuf;
+
+use pyo3::create_exception;
+use pyo3::exceptions::PyException;
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+use crate::compile::RuleSet;
+use crate::diagnostics::{primary_location, render};
+use crate::engine::{Engine, PatchError, Target};
+use crate::error::Error;
+use crate::rules::Syntax;
+use crate::rules::model::Phase;
+use crate::versions::VersionEnv;
+
+create_exception!(
+    repatch,
+    RepatchError,
+    PyException,
+    "Any repatch failure; str() is the rendered diagnostic."
+);
+create_exception!(
+    repatch,
+    RuleError,
+    RepatchError,
+    "A rule file or rule text is wrong, or a rule's package version is unknown."
+);
+create_exception!(
+    repatch,
+    DriftError,
+    RepatchError,
+    "A rule found a different number of matches than it expects: upstream drifted."
+);
+create_exception!(
+    repatch,
+    ConflictError,
+    RepatchError,
+    "Two rules edit overlapping code."
+);
+create_exception!(
+    repatch,
+    ParseError,
+    RepatchError,
+    "The source, or the patched result, is not valid Python."
+);
+create_exception!(
+    repatch,
+    ActionError,
+    RepatchError,
+    "An action cannot be carried out on a match, or its result is not a fixed point."
+);
+
+/// The exception `error` raises in Python, carrying its location and rule.
+fn to_py_err(py: Python<'_>, error: &Error) -> PyErr {
+    let message = render(error, false);
+    let err = match error {
+        Error::Rule(_) => RuleError::new_err(message),
+        Error::Patch(p) => match **p {
+            PatchError::Drift { .. } => DriftError::new_err(message),
+            PatchError::Conflict { .. } => ConflictError::new_err(message),
+            PatchError::TargetSyntax { .. } | PatchError::UnparseableResult { .. } => {
+                ParseError::new_err(message)
+            }
+            PatchError::Action { .. } | PatchError::NotIdempotent { .. } => {
+                ActionError::new_err(message)
+            }
+        },
+        Error::Io { .. }
+        | Error::NotUtf8 { .. }
+        | Error::NulByte { .. }
+        | Error::Version(_)
+        | Error::Usage(_) => RepatchError::new_err(message),
+    };
+    let value = err.value(py);
+    let location = primary_location(error);
+    // Setting attributes on a fresh exception instance cannot fail short of memory exhaustion,
+    // and the exception is still worth raising then.
+    let _ = value.setattr("rule_id", error.rule_id());
+    let _ = value.setattr("kind", kind_name(error));
+    let _ = value.setattr("path", location.as_ref().and_then(|l| l.path.clone()));
+    let _ = value.setattr("line", location.as_ref().map(|l| l.line));
+    let _ = value.setattr("column", location.as_ref().map(|l| l.column));
+    err
+}
+
+/// The one-word kind of `error`, as `apply --format json` names it.
+fn kind_name(error: &Error) -> &'static str {
+    match error {
+        Error::Patch(p) => p.kind(),
+        Error::Rule(_) => "rule",
+        Error::Io { .. } => "io",
+        Error::NotUtf8 { .. } | Error::NulByte { .. } => "encoding",
+        Error::Version(_) | Error::Usage(_) => "usage",
+    }
+}
+
+fn parse_phase(phase: Option<&str>) -> Result<Option<Phase>, Error> {
+    phase
+        .map(|p| {
+            p.parse().map_err(|()| {
+                Error::Usage(format!(
+                    "`{p}` is not a phase (init, pre_compile, post_compile)"
+                ))
+            })
+        })
+        .transpose()
+}
+
+fn version_env(versions: &[(String, String)]) -> Result<VersionEnv, Error> {
+    let pairs: Vec<String> = versions.iter().map(|(p, v)| format!("{p}={v}")).collect();
+    Ok(VersionEnv::from_pairs(&pairs)?)
+}
+
+/// What one call patches: the source, its file name, versions, phase and signature context.
+struct Request<'a> {
+    source: &'a str,
+    filename: Option<&'a str>,
+    versions: VersionEnv,
+    phase: Option<Phase>,
+    context: Option<&'a str>,
+}
+
+impl<'a> Request<'a> {
+    fn new(
+        source: &'a str,
+        filename: Option<&'a str>,
+        versions: &[(String, String)],
+        phase: Option<&str>,
+        context: Option<&'a str>,
+    ) -> Result<Self, Error> {
+        Ok(Self {
+            source,
+            filename,
+            versions: version_env(versions)?,
+            phase: parse_phase(phase)?,
+            context,
+        })
+    }
+
+    /// The engine for this request over `rules`, refusing rules whose package is unknown.
+    fn engine<'r>(&'r self, rules: &'r RuleSet) -> Result<Engine<'r>, Error> {
+        let mut engine = Engine::new(rules, &self.versions, self.phase);
+        if self.filename.is_none() {
+            engine = engine.selecting_all_files();
+        }
+        if let Some(context) = self.context {
+            engine = engine.with_signature_context(context);
+        }
+        engine.check_versions_known()?;
+        Ok(engine)
+    }
+
+    fn target(&self) -> Target<'a> {
+        Target {
+            path: self.filename.unwrap_or("<string>"),
+            source: self.source,
+        }
+    }
+}
+
+/// A compiled rule set.
+#[pyclass(frozen, module = "repatch._native")]
+pub struct NativeRules {
+    set: RuleSet,
+}
+
+#[pymethods]
+impl NativeRules {
+    /// Loads the rule files `path` names (a file or a folder of them).
+    #[staticmethod]
+    fn load(py: Python<'_>, path: PathBuf) -> PyResult<Self> {
+        py.detach(|| RuleSet::load(&[path]))
+            .map(|set| Self { set })
+            .map_err(|e| to_py_err(py, &e))
+    }
+
+    /// Parses rules from text in `format` ("yaml" or "dsl"); `name` labels diagnostics.
+    #[staticmethod]
+    fn parse(py: Python<'_>, text: &str, format: &str, name: &str) -> PyResult<Self> {
+        let syntax = match format {
+            "yaml" => Syntax::Yaml,
+            "dsl" => Syntax::Dsl,
+            other => {
+                let e = Error::Usage(format!("`{other}` is not a rule format (yaml, dsl)"));
+                return Err(to_py_err(py, &e));
+            }
+        };
+        crate::rules::load_text(name, text, syntax)
+            .and_then(RuleSet::compile)
+            .map(|set| Self { set })
+            .map_err(|e| to_py_err(py, &Error::from(e)))
+    }
+
+    /// The rule ids, in load order.
+    fn ids(&self) -> Vec<String> {
+        self.set.rules.iter().map(|r| r.id().to_string()).collect()
+    }
+
+    /// The packages the rules' `requires` name (normalised), each once, sorted.
+    fn packages(&self) -> Vec<String> {
+        let mut names: Vec<String> = self
+            .set
+            .rules
+            .iter()
+            .flat_map(|r| r.rule.requires.iter().map(|q| q.package.value.clone()))
+            .collect();
+        names.sort();
+        names.dedup();
+        names
+    }
+
+    /// Patches `source`; returns the output and the drift of `on_miss: warn` rules as
+    /// exception instances to warn with.
+    #[pyo3(signature = (source, filename, versions, phase, context))]
+    fn apply(
+        &self,
+        py: Python<'_>,
+        source: &str,
+        filename: Option<&str>,
+        versions: Vec<(String, String)>,
+        phase: Option<&str>,
+        context: Option<&str>,
+    ) -> PyResult<(String, Vec<PyErr>)> {
+        let result = py.detach(|| {
+            let request = Request::new(source, filename, &versions, phase, context)?;
+            let engine = request.engine(&self.set)?;
+            engine.patch(request.target()).map_err(Error::from)
+        });
+        let patched = result.map_err(|e| to_py_err(py, &e))?;
+        let warnings = patched
+            .warnings
+            .into_iter()
+            .map(|w| to_py_err(py, &Error::from(w)))
+            .collect();
+        Ok((patched.output, warnings))
+    }
+
+    /// Runs every rule on `source` without failing on the first error: returns the per-rule
+    /// reports as JSON (the shape of `apply --format json`'s `rules`) and, by rule id, the
+    /// exception each failing or missing rule would raise.
+    #[pyo3(signature = (source, filename, versions, phase, context))]
+    fn check<'py>(
+        &self,
+        py: Python<'py>,
+        source: &str,
+        filename: Option<&str>,
+        versions: Vec<(String, String)>,
+        phase: Option<&str>,
+        context: Option<&str>,
+    ) -> PyResult<(String, Bound<'py, PyDict>)> {
+        let result = py.detach(|| {
+            let request = Request::new(source, filename, &versions, phase, context)?;
+            let engine = request.engine(&self.set)?;
+            engine.survey(request.target()).map_err(Error::from)
+        });
+        let survey = result.map_err(|e| to_py_err(py, &e))?;
+        let errors = PyDict::new(py);
+        let failures = survey
+            .errors
+            .into_iter()
+            .chain(survey.misses.into_iter().map(|(r, e)| (vec![r], e)));
+        for (rules, error) in failures {
+            let exception = to_py_err(py, &Error::from(error)).into_value(py);
+            for rule in rules {
+                let id = self.set.rules[rule].id();
+                if !errors.contains(id)? {
+                    errors.set_item(id, &exception)?;
+                }
+            }
+        }
+        let json = serde_json::to_string(&survey.rules).expect("reports serialize");
+        Ok((json, errors))
+    }
+}
+
+/// The extension module.
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
+    m.add_class::<NativeRules>()?;
+    m.add("RepatchError", py.get_type::<RepatchError>())?;
+    m.add("RuleError", py.get_type::<RuleError>())?;
+    m.add("DriftError", py.get_type::<DriftError>())?;
+    m.add("ConflictError", py.get_type::<ConflictError>())?;
+    m.add("ParseError", py.get_type::<ParseError>())?;
+    m.add("ActionError", py.get_type::<ActionError>())?;
+    Ok(())
+}

@@ -1,0 +1,24 @@
+"""Shared fixtures: the repository root and the CLI binary that `cargo test` builds."""
+
+import os
+import pathlib
+import subprocess
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="session")
+def root() -> pathlib.Path:
+    return ROOT
+
+
+@pytest.fixture(scope="session")
+def cli() -> pathlib.Path:
+    """The `repatch` binary: $REPATCH_BIN, else the debug build, built here if missing."""
+    binary = pathlib.Path(os.environ.get("REPATCH_BIN", ROOT / "target" / "debug" / "repatch"))
+    if not binary.exists():
+        subprocess.run(["cargo", "build", "--locked", "--bin", "repatch"], cwd=ROOT, check=True)
+    assert binary.exists(), f"no repatch binary at {binary}"
+    return binary
