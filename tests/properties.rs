@@ -6,21 +6,24 @@ mod common;
 use proptest::prelude::*;
 use repatch::python::{first_syntax_error, parse};
 
-/// One rule per action, each broad enough to fire on the generated code.
-const RULES: &[&str] = &[
-    "id: kw\nmatch: \"$OUT = $F($$$A)\"\naction: {kwargs_to_positional: {signature: Block.forward}}\nexpect: {min: 0}\n",
-    "id: rm\nmatch: \"$F($$$A)\"\naction: {remove_kwargs: [mask, use_cache]}\nexpect: {min: 0}\n",
-    "id: set\nmatch: \"self.layer($$$A)\"\naction: {set_kwargs: {use_cache: \"False\"}}\nexpect: {min: 0}\n",
-    "id: rep\nmatch: \"$X = self.layer($$$A)\"\nnot_inside: \"if self.training: $$$T\\nelse: $$$E\"\naction:\n  replace: |-\n    if self.training:\n        $X = checkpoint(self.layer, $$$A)\n    else:\n        $X = self.layer($$$A)\nexpect: {min: 0}\n",
-    "id: before\nmatch: \"$X = self.layer($$$A)\"\naction: {insert_before: \"torch.cuda.synchronize()\"}\nexpect: {min: 0}\n",
-    "id: after\nmatch: \"$X = self.layer($$$A)\"\naction:\n  insert_after: |-\n    if $X is None:\n        raise ValueError(\"none\")\nexpect: {min: 0}\n",
-    "id: del\nmatch: \"debug($$$A)\"\naction: {delete: true}\nexpect: {min: 0}\n",
-    "id: append\nmatch: \"def $F($$$P): $$$B\"\nunless: \"self.ready = True\"\naction: {append_body: \"self.ready = True\"}\nexpect: {min: 0}\n",
-    "id: prepend\nmatch: \"def $F($$$P): $$$B\"\naction: {prepend_body: \"log($F)\"}\nexpect: {min: 0}\n",
-    "id: deco\nmatch: \"def $F($$$P): $$$B\"\naction: {add_decorator: \"torch._dynamo.disable\"}\nexpect: {min: 0}\n",
-    "id: undeco\nmatch: \"@torch.compile($$$A)\"\naction: {delete: true}\nexpect: {min: 0}\n",
-    "id: ren\nmatch: \"def $F($$$P): $$$B\"\naction: {rename: {from: h, to: hidden}}\nexpect: {min: 0}\n",
-];
+use repatch::compile::RuleSet;
+use repatch::rules::load_yaml;
+
+/// One rule per action, each broad enough to fire on the generated code (shared with the
+/// apply fuzz target).
+const RULES: &str = include_str!("fixtures/every-action.yaml");
+
+/// The `index`-th rule of [`RULES`], compiled alone.
+fn rule(index: usize) -> RuleSet {
+    let mut all = load_yaml("every-action.yaml", RULES).expect("the fixture loads");
+    RuleSet::compile(vec![all.swap_remove(index)]).expect("the fixture compiles")
+}
+
+fn rule_count() -> usize {
+    load_yaml("every-action.yaml", RULES)
+        .expect("the fixture loads")
+        .len()
+}
 
 fn argument() -> impl Strategy<Value = String> {
     prop_oneof![
@@ -102,9 +105,9 @@ proptest! {
     })]
 
     #[test]
-    fn actions_produce_parseable_fixed_points(source in module(), which in 0..RULES.len()) {
+    fn actions_produce_parseable_fixed_points(source in module(), which in 0..rule_count()) {
         prop_assert!(first_syntax_error(parse(&source).root_node()).is_none(), "generator made bad Python:\n{source}");
-        let rules = common::rules(RULES[which]);
+        let rules = rule(which);
         let env = common::versions(&[]);
         match common::patch(&rules, &env, "m.py", &source) {
             Err(e) => {
@@ -127,8 +130,9 @@ proptest! {
 fn every_rule_of_the_property_fires_on_a_sample() {
     let sample = "class Block(nn.Module):\n    def forward(self, h, mask=None, scale=1.0, use_cache=False):\n        return h\n\n\nclass Model(nn.Module):\n    @torch.compile(mode=\"x\")\n    def run(self, h, m):\n        h = self.layer(h, mask=m, use_cache=True)\n        debug(h)\n        return h\n";
     let env = common::versions(&[]);
-    for (i, rule) in RULES.iter().enumerate() {
-        let out = common::patch(&common::rules(rule), &env, "m.py", sample)
+    assert_eq!(rule_count(), 12);
+    for i in 0..rule_count() {
+        let out = common::patch(&rule(i), &env, "m.py", sample)
             .unwrap_or_else(|e| panic!("rule {i}: {}", common::render(&e)));
         assert_ne!(out.output, sample, "rule {i} changed nothing");
     }
