@@ -110,7 +110,7 @@ impl Pattern {
         }
         let encoded = encode_pattern(source)?;
         let tree = python::parse(&encoded.text);
-        check_syntax(&encoded, tree.root_node(), 0)?;
+        check_syntax(&encoded, &encoded.text, tree.root_node(), "")?;
         let statements = python::significant_children(tree.root_node());
         let statement = match statements.as_slice() {
             [one] => *one,
@@ -144,10 +144,9 @@ impl Pattern {
     /// all sequence metavariables also matches the bare decorator (`@torch.compile`).
     fn compile_decorator(source: &str) -> Result<Pattern, PatternError> {
         let encoded = encode_pattern(source.trim_end())?;
-        let limit = encoded.text.len();
         let text = format!("{}\ndef __rp_decorated():\n    pass\n", encoded.text);
         let tree = python::parse(&text);
-        check_syntax(&encoded, tree.root_node(), limit)?;
+        check_syntax(&encoded, &text, tree.root_node(), "incomplete decorator")?;
         let definition = python::significant_children(tree.root_node())
             .into_iter()
             .find(|n| n.kind() == "decorated_definition")
@@ -197,7 +196,7 @@ impl LoopPattern {
         let encoded = encode_pattern(header)?;
         let text = format!("{}:\n    pass\n", encoded.text);
         let tree = python::parse(&text);
-        check_syntax(&encoded, tree.root_node(), header.len())?;
+        check_syntax(&encoded, &text, tree.root_node(), "incomplete loop header")?;
         let statement = python::significant_children(tree.root_node())
             .into_iter()
             .find(|n| n.kind() == "for_statement")
@@ -242,24 +241,32 @@ fn encode_pattern(source: &str) -> Result<Encoded, PatternError> {
     })
 }
 
-/// Rejects a pattern whose parse holds an error before `limit` (0: anywhere).
-fn check_syntax(encoded: &Encoded, root: Node<'_>, limit: usize) -> Result<(), PatternError> {
+/// Rejects a pattern whose parse of `text` holds an error. `text` is the encoded pattern,
+/// possibly followed by code that completes it (a loop body, a decorated `def`): an error
+/// there means the pattern itself stopped short, reported as `incomplete`.
+fn check_syntax(
+    encoded: &Encoded,
+    text: &str,
+    root: Node<'_>,
+    incomplete: &str,
+) -> Result<(), PatternError> {
     let Some(error) = python::first_syntax_error(root) else {
         return Ok(());
     };
-    let range = encoded.original_range(error.byte_range());
-    if limit > 0 && range.start >= limit {
+    let original_len = encoded.original_range(0..encoded.text.len()).end;
+    if text.len() > encoded.text.len() && error.start_byte() >= encoded.text.len() {
         return Err(shape_error(
-            limit.saturating_sub(1)..limit,
-            "incomplete loop header",
+            original_len.saturating_sub(1)..original_len,
+            incomplete,
         ));
     }
+    let range = encoded.original_range(error.byte_range());
     let range = if range.is_empty() {
         range.start.saturating_sub(1)..range.start.max(1)
     } else {
         range
     };
-    let reason = python::describe_syntax_error(error, &encoded.text);
+    let reason = python::describe_syntax_error(error, text);
     Err(shape_error(range, &meta::decode_text(&reason)))
 }
 

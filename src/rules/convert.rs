@@ -245,11 +245,14 @@ impl Cx<'_> {
             Some((p, v)) => self.string(&p, "id", v)?,
             None => return Err(missing("id")),
         };
-        if id.value.trim().is_empty() || id.value.chars().any(char::is_whitespace) {
+        // The DSL's `rule ID` takes exactly these characters; one rule must read the same in
+        // both syntaxes, so YAML ids are held to them too.
+        let id_char = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.');
+        if id.value.is_empty() || !id.value.chars().all(id_char) {
             return Err(self.invalid(
                 &key_path(&path, "id"),
                 "id",
-                "an id is one word without spaces",
+                "an id is one word of letters, digits, `_`, `-` and `.`",
             ));
         }
         let description = field("description")

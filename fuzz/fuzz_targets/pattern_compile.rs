@@ -1,0 +1,9 @@
+//! Pattern compilation on arbitrary text. The properties are in properties.rs.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+
+#[path = "properties.rs"]
+mod properties;
+
+fuzz_target!(|bytes: &[u8]| properties::pattern_compile(bytes));

@@ -1,0 +1,150 @@
+//! The properties the fuzz targets check, one function per target. The regression test
+//! (tests/fuzz_regressions.rs) includes this file too, so every crash found is replayed by
+//! `cargo test` through exactly the code that found it.
+#![allow(dead_code)]
+
+use repatch::compile::RuleSet;
+use repatch::engine::{Engine, Target};
+use repatch::python::{first_syntax_error, parse};
+use repatch::rules::{Syntax, load_bytes, load_text, load_yaml, write};
+use repatch::versions::VersionEnv;
+
+/// YAML rules: see [`load_compile_and_round_trip`].
+pub fn yaml_loader(bytes: &[u8]) {
+    load_compile_and_round_trip(bytes, Syntax::Yaml);
+}
+
+/// DSL rules: see [`load_compile_and_round_trip`].
+pub fn dsl_parser(bytes: &[u8]) {
+    load_compile_and_round_trip(bytes, Syntax::Dsl);
+}
+
+/// Loads `bytes` as rules of `syntax`; whatever loads must compile or be refused with a
+/// diagnostic, and must survive `fmt` into either syntax: the rendering reloads and renders
+/// to the same text again.
+pub fn load_compile_and_round_trip(bytes: &[u8], syntax: Syntax) {
+    let Ok(rules) = load_bytes("fuzz", bytes, syntax) else {
+        return;
+    };
+    let with_comments: Vec<_> = rules.iter().map(|r| (r.clone(), String::new())).collect();
+    for (to, text) in [
+        (Syntax::Yaml, write::to_yaml(&with_comments)),
+        (Syntax::Dsl, write::to_dsl(&with_comments)),
+    ] {
+        let again = load_text("fuzz-fmt", &text, to)
+            .unwrap_or_else(|e| panic!("fmt output does not reload: {e}\n{text}"));
+        let again: Vec<_> = again.into_iter().map(|r| (r, String::new())).collect();
+        let text2 = match to {
+            Syntax::Yaml => write::to_yaml(&again),
+            Syntax::Dsl => write::to_dsl(&again),
+        };
+        assert_eq!(text, text2, "fmt is not a fixed point");
+    }
+    let _ = RuleSet::compile(rules);
+}
+
+/// Pattern compilation on arbitrary text in every place a pattern stands (`match`, `unless`,
+/// `inside.loop`, a `replace` template): refused with a diagnostic or compiled, never a panic.
+pub fn pattern_compile(bytes: &[u8]) {
+    let Ok(text) = std::str::from_utf8(bytes) else {
+        return;
+    };
+    // JSON string syntax is YAML string syntax, so any text goes in verbatim.
+    let quoted = serde_json::to_string(text).expect("strings serialize");
+    let rules = [
+        format!("id: m\nmatch: {quoted}\naction: {{remove_kwargs: [x]}}\n"),
+        format!(
+            "id: u\nmatch: \"$X = $F($$$A)\"\nunless: {quoted}\naction: {{remove_kwargs: [x]}}\n"
+        ),
+        format!(
+            "id: l\ninside: {{loop: {quoted}}}\nmatch: \"$F($$$A)\"\naction: {{remove_kwargs: [x]}}\n"
+        ),
+        format!("id: r\nmatch: \"$X = $F($$$A)\"\naction: {{replace: {quoted}}}\n"),
+    ];
+    for rule in rules {
+        if let Ok(loaded) = load_yaml("fuzz.yaml", &rule) {
+            let _ = RuleSet::compile(loaded);
+        }
+    }
+}
+
+const EVERY_ACTION: &str = include_str!("../../tests/fixtures/every-action.yaml");
+
+const CALLEES: &[&str] = &["$F", "self.layer", "f", "$M.forward"];
+const ARGS: &[&str] = &["$$$A", "$$$, x=$V, $$$", "$A, $B", "", "$A, *$S, **$K"];
+const WRAPS: &[&str] = &["{}", "$X = {}", "return {}", "$X += {}"];
+const ACTIONS: &[&str] = &[
+    "{remove_kwargs: [x, mask]}",
+    "{set_kwargs: {x: \"None\"}}",
+    "{kwargs_to_positional: {signature: f}}",
+    "{kwargs_to_positional: {signature: Block.forward, keep_keyword: [use_cache]}}",
+    "{replace: \"g($$$A)\"}",
+    "{insert_after: \"pass\"}",
+    "{delete: true}",
+];
+
+/// A rule from the grammar, chosen by four bytes.
+fn grammar_rule(choice: &[u8]) -> Option<String> {
+    let pick = |list: &[&'static str], b: u8| list[b as usize % list.len()];
+    let [c, a, w, act] = choice else { return None };
+    let call = format!("{}({})", pick(CALLEES, *c), pick(ARGS, *a));
+    let pattern = pick(WRAPS, *w).replace("{}", &call);
+    Some(format!(
+        "id: g\nmatch: {}\naction: {}\nexpect: {{min: 0}}\n",
+        serde_json::to_string(&pattern).ok()?,
+        pick(ACTIONS, *act)
+    ))
+}
+
+/// apply: a rule (one of every action, or one built from a small grammar) on arbitrary Python
+/// source: the engine refuses with a diagnostic, or returns source that parses and that the
+/// same rules leave unchanged.
+pub fn apply(bytes: &[u8]) {
+    let Some((&which, rest)) = bytes.split_first() else {
+        return;
+    };
+    let (rules, source) = if which & 0x80 == 0 {
+        let mut all = load_yaml("every-action.yaml", EVERY_ACTION).expect("the fixture loads");
+        let index = which as usize % all.len();
+        (vec![all.swap_remove(index)], rest)
+    } else {
+        if rest.len() < 4 {
+            return;
+        }
+        let Some(text) = grammar_rule(&rest[..4]) else {
+            return;
+        };
+        let Ok(rules) = load_yaml("grammar.yaml", &text) else {
+            return;
+        };
+        (rules, &rest[4..])
+    };
+    let Ok(set) = RuleSet::compile(rules) else {
+        return;
+    };
+    let Ok(source) = std::str::from_utf8(source) else {
+        return;
+    };
+    let env = VersionEnv::default();
+    let engine = Engine::new(&set, &env, None);
+    let target = Target {
+        path: "m.py",
+        source,
+    };
+    if let Ok(patched) = engine.patch(target)
+        && patched.output != source
+    {
+        assert!(
+            first_syntax_error(parse(&patched.output).root_node()).is_none(),
+            "the patched source does not parse:\n{}",
+            patched.output
+        );
+        let again = engine
+            .patch(Target {
+                path: "m.py",
+                source: &patched.output,
+            })
+            .expect("the patched source patches again");
+        assert_eq!(again.output, patched.output, "not a fixed point");
+    }
+}
