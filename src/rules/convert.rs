@@ -389,6 +389,20 @@ impl Cx<'_> {
                 return Err(self.wrong_type(path, "requires", "a package name", key));
             };
             let p = key_path(path, package);
+            if !is_package_name(package) {
+                return Err(self
+                    .error(
+                        RuleErrorKind::InvalidValue {
+                            key: "requires".to_string(),
+                            reason: format!("`{package}` is not a package name"),
+                        },
+                        self.spans.key(&p),
+                    )
+                    .with_help(
+                        "a package name is letters, digits, `.`, `_` and `-`, starting and \
+                         ending with a letter or digit (PEP 508)",
+                    ));
+            }
             let text = match spec {
                 Value::String(s) => s.clone(),
                 Value::Number(n) => {
@@ -861,6 +875,14 @@ impl Cx<'_> {
             other => Err(self.wrong_type(path, "expect", "a count or {min, max}", other)),
         }
     }
+}
+
+/// Whether `s` is a PEP 508 distribution name (what both rule syntaxes can write).
+pub fn is_package_name(s: &str) -> bool {
+    let alnum = |c: char| c.is_ascii_alphanumeric();
+    s.starts_with(alnum)
+        && s.ends_with(alnum)
+        && s.chars().all(|c| alnum(c) || matches!(c, '.' | '_' | '-'))
 }
 
 /// Whether `s` is a Python identifier (ASCII subset plus any non-ASCII letters).
