@@ -73,6 +73,15 @@ impl CompiledRule {
         out
     }
 
+    /// A literal inside every match: the longest of the pattern's (likely the rarest).
+    pub fn anchor(&self) -> Option<String> {
+        self.pattern
+            .literals
+            .iter()
+            .max_by_key(|l| l.len())
+            .cloned()
+    }
+
     /// Whether the rule's `files` select `path` (`/`-separated).
     pub fn selects(&self, path: &str) -> bool {
         self.files.as_ref().is_none_or(|g| g.is_match(path))
@@ -149,8 +158,9 @@ impl RuleSet {
             )
         })?;
         let literals: Vec<Vec<String>> = compiled.iter().map(CompiledRule::literals).collect();
+        let anchors: Vec<Option<String>> = compiled.iter().map(CompiledRule::anchor).collect();
         Ok(RuleSet {
-            prefilter: Prefilter::new(&literals),
+            prefilter: Prefilter::new(&literals, &anchors),
             rules: compiled,
             query,
         })

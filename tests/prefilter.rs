@@ -12,7 +12,11 @@ use repatch::engine::{Engine, Target};
 fn fixture_files() -> Vec<(String, String)> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut out = Vec::new();
-    for dir in ["examples/whisper", "tests/fixtures/explain"] {
+    for dir in [
+        "examples/whisper",
+        "tests/fixtures/explain",
+        "tests/fixtures/prefilter",
+    ] {
         for entry in fs::read_dir(root.join(dir)).unwrap() {
             let path = entry.unwrap().path();
             if path.extension().is_some_and(|e| e == "py") {
@@ -102,5 +106,17 @@ fn benchmark_rules_give_the_same_reports_with_and_without_the_prefilter() {
         let yaml =
             format!("id: b{i}\nmatch: '{p}'\naction: {{replace: '{p}'}}\nexpect: {{min: 0}}\n");
         compare(&common::rules(&yaml), &[]);
+    }
+}
+
+#[test]
+fn every_action_gives_the_same_reports_with_and_without_the_prefilter() {
+    let rules = repatch::rules::load_yaml(
+        "every-action.yaml",
+        include_str!("fixtures/every-action.yaml"),
+    )
+    .unwrap();
+    for rule in rules {
+        compare(&RuleSet::compile(vec![rule]).unwrap(), &[]);
     }
 }

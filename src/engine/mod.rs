@@ -640,6 +640,34 @@ impl<'r> Engine<'r> {
     }
 
     /// Every match of each active rule, in document order.
+    /// Where the candidate query runs: the top-level statements holding an anchor literal of
+    /// the active rules, merged, or the whole file when a rule has no anchor. Walking only those
+    /// statements finds every match, since each match contains its rule's anchor.
+    fn query_ranges(&self, text: &str, root: Node<'_>, active: &[usize]) -> Vec<Range<usize>> {
+        let whole = vec![0..text.len()];
+        if !self.prefilter {
+            return whole;
+        }
+        let Some(offsets) = self.rules.prefilter.anchor_offsets(text, active) else {
+            return whole;
+        };
+        let mut ranges: Vec<Range<usize>> = Vec::new();
+        for offset in offsets {
+            if ranges.last().is_some_and(|r| r.contains(&offset)) {
+                continue;
+            }
+            let Some(statement) = root.first_child_for_byte(offset) else {
+                continue;
+            };
+            let range = statement.byte_range();
+            match ranges.last_mut() {
+                Some(last) if last.end >= range.start => last.end = last.end.max(range.end),
+                _ => ranges.push(range),
+            }
+        }
+        ranges
+    }
+
     fn find<'t>(&self, text: &str, root: Node<'t>, active: &[usize]) -> Vec<Vec<Found<'t>>> {
         let query = &self.rules.query;
         let root_capture = query
@@ -648,14 +676,17 @@ impl<'r> Engine<'r> {
         let mut candidates: Vec<Vec<Node<'t>>> = vec![Vec::new(); active.len()];
         let mut seen: HashSet<(usize, usize)> = HashSet::new();
         let mut cursor = QueryCursor::new();
-        let mut matches = cursor.matches(query, root, text.as_bytes());
-        while let Some(m) = matches.next() {
-            let Ok(slot) = active.binary_search(&m.pattern_index) else {
-                continue;
-            };
-            for capture in m.captures().iter().filter(|c| c.index == root_capture) {
-                if seen.insert((slot, capture.node.id())) {
-                    candidates[slot].push(capture.node);
+        for range in self.query_ranges(text, root, active) {
+            cursor.set_byte_range(range);
+            let mut matches = cursor.matches(query, root, text.as_bytes());
+            while let Some(m) = matches.next() {
+                let Ok(slot) = active.binary_search(&m.pattern_index) else {
+                    continue;
+                };
+                for capture in m.captures().iter().filter(|c| c.index == root_capture) {
+                    if seen.insert((slot, capture.node.id())) {
+                        candidates[slot].push(capture.node);
+                    }
                 }
             }
         }
