@@ -644,7 +644,7 @@ impl<'r> Engine<'r> {
     /// the active rules, merged, or the whole file when a rule has no anchor. Walking only those
     /// statements finds every match, since each match contains its rule's anchor.
     fn query_ranges(&self, text: &str, root: Node<'_>, active: &[usize]) -> Vec<Range<usize>> {
-        let whole = vec![0..text.len()];
+        let whole = std::iter::once(0..text.len()).collect();
         if !self.prefilter {
             return whole;
         }
