@@ -83,6 +83,32 @@ const ACTIONS: &[&str] = &[
     "{delete: true}",
 ];
 
+/// The rules of [`EVERY_ACTION`], each compiled alone, once per process.
+fn every_action() -> &'static [RuleSet] {
+    static SETS: std::sync::OnceLock<Vec<RuleSet>> = std::sync::OnceLock::new();
+    SETS.get_or_init(|| {
+        load_yaml("every-action.yaml", EVERY_ACTION)
+            .expect("the fixture loads")
+            .into_iter()
+            .map(|rule| RuleSet::compile(vec![rule]).expect("the fixture compiles"))
+            .collect()
+    })
+}
+
+/// The compiled rule the grammar builds from four bytes, built once per process; `None` where
+/// the grammar builds a rule the loader refuses.
+fn grammar_set(choice: &[u8]) -> Option<&'static RuleSet> {
+    type Cache = std::sync::Mutex<std::collections::HashMap<String, Option<&'static RuleSet>>>;
+    static CACHE: std::sync::OnceLock<Cache> = std::sync::OnceLock::new();
+    let text = grammar_rule(choice)?;
+    let mut cache = CACHE.get_or_init(Default::default).lock().unwrap();
+    *cache.entry(text).or_insert_with_key(|text| {
+        let rules = load_yaml("grammar.yaml", text).ok()?;
+        // Leaked on purpose: at most a few hundred distinct rules, alive for the whole run.
+        Some(Box::leak(Box::new(RuleSet::compile(rules).ok()?)))
+    })
+}
+
 /// A rule from the grammar, chosen by four bytes.
 fn grammar_rule(choice: &[u8]) -> Option<String> {
     let pick = |list: &[&'static str], b: u8| list[b as usize % list.len()];
@@ -103,30 +129,20 @@ pub fn apply(bytes: &[u8]) {
     let Some((&which, rest)) = bytes.split_first() else {
         return;
     };
-    let (rules, source) = if which & 0x80 == 0 {
-        let mut all = load_yaml("every-action.yaml", EVERY_ACTION).expect("the fixture loads");
-        let index = which as usize % all.len();
-        (vec![all.swap_remove(index)], rest)
+    let (set, source) = if which & 0x80 == 0 {
+        let fixed = every_action();
+        (&fixed[which as usize % fixed.len()], rest)
     } else {
-        if rest.len() < 4 {
-            return;
-        }
-        let Some(text) = grammar_rule(&rest[..4]) else {
+        let Some(set) = rest.get(..4).and_then(grammar_set) else {
             return;
         };
-        let Ok(rules) = load_yaml("grammar.yaml", &text) else {
-            return;
-        };
-        (rules, &rest[4..])
-    };
-    let Ok(set) = RuleSet::compile(rules) else {
-        return;
+        (set, &rest[4..])
     };
     let Ok(source) = std::str::from_utf8(source) else {
         return;
     };
     let env = VersionEnv::default();
-    let engine = Engine::new(&set, &env, None);
+    let engine = Engine::new(set, &env, None);
     let target = Target {
         path: "m.py",
         source,
