@@ -76,3 +76,7 @@ for name, rw, rm, sw, sm in rows:
 b = next(r for r in rows if r[0] == "b"); c = next(r for r in rows if r[0] == "c")
 print(f"(c) / (b) for repatch: {c[1] / b[1]:.2f}")
 PY
+
+# The parse floor: tree-sitter-python alone on the files each workload must parse whole (all of
+# them for (b), those holding `decoder_layer` for (a)). No whole-file parser beats these.
+cargo bench --quiet --bench parse_floor -- "$tree" decoder_layer 2>/dev/null | grep -E '^(all files|files containing)'

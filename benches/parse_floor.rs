@@ -16,15 +16,8 @@ use rayon::prelude::*;
 static GLOBAL: MiMalloc = MiMalloc;
 
 fn main() {
-    // SAFETY: first thing on the only thread, before any tree-sitter object exists.
-    unsafe {
-        tree_sitter::set_allocator(Some(tree_sitter::Allocator {
-            malloc: libmimalloc_sys::mi_malloc,
-            calloc: libmimalloc_sys::mi_calloc,
-            realloc: libmimalloc_sys::mi_realloc,
-            free: libmimalloc_sys::mi_free,
-        }));
-    }
+    // SAFETY: first thing in main, on the only thread, before any tree-sitter object exists.
+    unsafe { repatch::use_mimalloc_for_tree_sitter() };
     // `cargo bench` passes `--bench`; the remaining words are ours.
     let args: Vec<String> = std::env::args()
         .skip(1)

@@ -24,3 +24,22 @@ pub mod testing;
 pub mod versions;
 
 pub use error::Error;
+
+/// Makes tree-sitter allocate with mimalloc, as the CLI's Rust code does: parsing whole trees
+/// allocates and frees millions of small nodes, which mimalloc does markedly faster. A binary
+/// that sets mimalloc as its global allocator calls this first thing in `main`.
+///
+/// # Safety
+/// Must run before any tree-sitter object exists, on one thread.
+pub unsafe fn use_mimalloc_for_tree_sitter() {
+    // SAFETY: the caller guarantees no tree-sitter allocation is live; the four functions are
+    // mimalloc's own malloc family, which returns libc-aligned memory.
+    unsafe {
+        tree_sitter::set_allocator(Some(tree_sitter::Allocator {
+            malloc: libmimalloc_sys::mi_malloc,
+            calloc: libmimalloc_sys::mi_calloc,
+            realloc: libmimalloc_sys::mi_realloc,
+            free: libmimalloc_sys::mi_free,
+        }));
+    }
+}

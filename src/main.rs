@@ -8,15 +8,7 @@ use mimalloc::MiMalloc;
 static GLOBAL: MiMalloc = MiMalloc;
 
 fn main() -> std::process::ExitCode {
-    // SAFETY: called first, before any tree-sitter object exists, on the only thread; the
-    // four functions are mimalloc's own malloc family, which returns libc-aligned memory.
-    unsafe {
-        tree_sitter::set_allocator(Some(tree_sitter::Allocator {
-            malloc: libmimalloc_sys::mi_malloc,
-            calloc: libmimalloc_sys::mi_calloc,
-            realloc: libmimalloc_sys::mi_realloc,
-            free: libmimalloc_sys::mi_free,
-        }));
-    }
+    // SAFETY: first thing in main, on the only thread, before any tree-sitter object exists.
+    unsafe { repatch::use_mimalloc_for_tree_sitter() };
     std::process::ExitCode::from(repatch::cli::run())
 }

@@ -164,10 +164,20 @@ class Rules:
         """The packages the rules' ``requires`` gate on."""
         return self._native.packages()
 
-    def _versions(self, versions: Optional[Mapping[str, str]]) -> "list[tuple[str, str]]":
+    def _request(
+        self,
+        source: str,
+        filename: Optional[PathLike],
+        versions: Optional[Mapping[str, str]],
+        phase: Optional[str],
+        context: Optional[str],
+    ) -> tuple:
+        """The native call's arguments: a plain file name, and versions as pairs."""
         if versions is None:
             versions = installed_versions(self.packages)
-        return [(str(k), str(v)) for k, v in versions.items()]
+        name = None if filename is None else os.fspath(filename)
+        pairs = [(str(k), str(v)) for k, v in versions.items()]
+        return source, name, pairs, phase, context
 
     def apply(
         self,
@@ -189,10 +199,9 @@ class Rules:
         """
         if on_error not in ("raise", "warn"):
             raise ValueError(f"on_error must be 'raise' or 'warn', not {on_error!r}")
-        name = None if filename is None else os.fspath(filename)
         try:
             output, drift = self._native.apply(
-                source, name, self._versions(versions), phase, context
+                *self._request(source, filename, versions, phase, context)
             )
         except RepatchError as error:
             if on_error == "raise":
@@ -217,9 +226,8 @@ class Rules:
         the report instead of raising; only unusable input (rules whose package version is
         unknown, a source that is not Python) raises.
         """
-        name = None if filename is None else os.fspath(filename)
         raw, errors = self._native.check(
-            source, name, self._versions(versions), phase, context
+            *self._request(source, filename, versions, phase, context)
         )
         return CheckReport(
             [
