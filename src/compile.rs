@@ -10,7 +10,7 @@ use tree_sitter::Query;
 use crate::Error;
 use crate::pattern::meta::template_metavars;
 use crate::pattern::query::to_query;
-use crate::pattern::{LoopPattern, Pattern, PatternError};
+use crate::pattern::{LoopPattern, PatNode, Pattern, PatternError};
 use crate::prefilter::Prefilter;
 use crate::python;
 use crate::rules::error::{RuleError, RuleErrorKind};
@@ -98,6 +98,10 @@ pub struct RuleSet {
     pub query: Query,
     /// Which rules could match a file, from its bytes.
     pub prefilter: Prefilter,
+    /// The rules whose matches are rooted in nodes of each kind, by kind id: a walk of the
+    /// tree that looks up every node here finds the same candidates as the query, far more
+    /// cheaply where the query would have to run over a whole file.
+    pub by_root_kind: Vec<Vec<usize>>,
 }
 
 impl RuleSet {
@@ -159,12 +163,37 @@ impl RuleSet {
         })?;
         let literals: Vec<Vec<String>> = compiled.iter().map(CompiledRule::literals).collect();
         let anchors: Vec<Option<String>> = compiled.iter().map(CompiledRule::anchor).collect();
+        let by_root_kind = by_root_kind(&compiled);
         Ok(RuleSet {
+            by_root_kind,
             prefilter: Prefilter::new(&literals, &anchors),
             rules: compiled,
             query,
         })
     }
+}
+
+/// For each node kind id of tree-sitter-python, the rules whose pattern root has that kind; a
+/// pattern rooted in a metavariable can start at any named node. One kind name may stand for
+/// several ids (aliases), so ids are matched by name.
+fn by_root_kind(rules: &[CompiledRule]) -> Vec<Vec<usize>> {
+    let language = python::language();
+    (0..language.node_kind_count())
+        .map(|id| {
+            let id = id as u16;
+            let name = language.node_kind_for_id(id);
+            let named = language.node_kind_is_named(id);
+            rules
+                .iter()
+                .enumerate()
+                .filter(|(_, r)| match &r.pattern.root {
+                    PatNode::Node(n) => n.named == named && name == Some(n.kind.as_str()),
+                    PatNode::Var(_) | PatNode::Multi(_) => named,
+                })
+                .map(|(i, _)| i)
+                .collect()
+        })
+        .collect()
 }
 
 fn pattern_error(rule: &Rule, snippet: &Snippet, what: &str, e: PatternError) -> RuleError {

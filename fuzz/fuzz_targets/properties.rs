@@ -124,7 +124,7 @@ fn grammar_rule(choice: &[u8]) -> Option<String> {
 
 /// apply: a rule (one of every action, or one built from a small grammar) on arbitrary Python
 /// source: the engine refuses with a diagnostic, or returns source that parses and that the
-/// same rules leave unchanged.
+/// same rules leave unchanged; with or without the prefilter, the outcome is the same.
 pub fn apply(bytes: &[u8]) {
     let Some((&which, rest)) = bytes.split_first() else {
         return;
@@ -147,7 +147,22 @@ pub fn apply(bytes: &[u8]) {
         path: "m.py",
         source,
     };
-    if let Ok(patched) = engine.patch(target)
+    let result = engine.patch(target);
+    // The prefilter (anchored query ranges, the kind walk) must never change an outcome.
+    let unfiltered = engine.without_prefilter().patch(target);
+    match (&result, &unfiltered) {
+        (Ok(a), Ok(b)) => {
+            assert_eq!(a.output, b.output, "the prefilter changed the output");
+            assert_eq!(a.rules, b.rules, "the prefilter changed the reports");
+        }
+        (Err(a), Err(b)) => assert_eq!(a.kind(), b.kind(), "the prefilter changed the error"),
+        (a, b) => panic!(
+            "with the prefilter ok={}, without ok={}",
+            a.is_ok(),
+            b.is_ok()
+        ),
+    }
+    if let Ok(patched) = result
         && patched.output != source
     {
         assert!(

@@ -641,16 +641,16 @@ impl<'r> Engine<'r> {
 
     /// Every match of each active rule, in document order.
     /// Where the candidate query runs: the top-level statements holding an anchor literal of
-    /// the active rules, merged, or the whole file when a rule has no anchor. Walking only those
-    /// statements finds every match, since each match contains its rule's anchor.
-    fn query_ranges(&self, text: &str, root: Node<'_>, active: &[usize]) -> Vec<Range<usize>> {
-        let whole = std::iter::once(0..text.len()).collect();
-        if !self.prefilter {
-            return whole;
-        }
-        let Some(offsets) = self.rules.prefilter.anchor_offsets(text, active) else {
-            return whole;
-        };
+    /// the active rules, merged; `None` when a rule has no anchor (its matches could be
+    /// anywhere). Walking only those statements finds every match, since each match contains
+    /// its rule's anchor.
+    fn anchored_ranges(
+        &self,
+        text: &str,
+        root: Node<'_>,
+        active: &[usize],
+    ) -> Option<Vec<Range<usize>>> {
+        let offsets = self.rules.prefilter.anchor_offsets(text, active)?;
         let mut ranges: Vec<Range<usize>> = Vec::new();
         for offset in offsets {
             if ranges.last().is_some_and(|r| r.contains(&offset)) {
@@ -665,18 +665,47 @@ impl<'r> Engine<'r> {
                 _ => ranges.push(range),
             }
         }
-        ranges
+        Some(ranges)
     }
 
-    fn find<'t>(&self, text: &str, root: Node<'t>, active: &[usize]) -> Vec<Vec<Found<'t>>> {
+    /// The candidates of the active rules (by slot in `active`): the query's matches where it
+    /// runs over a few anchored statements (or everywhere, with the prefilter off), else one walk
+    /// of the whole tree looking every node's kind up in the rule set. Both yield every node a
+    /// rule's pattern could match; the exact matcher decides.
+    fn candidates<'t>(&self, text: &str, root: Node<'t>, active: &[usize]) -> Vec<Vec<Node<'t>>> {
+        let mut candidates: Vec<Vec<Node<'t>>> = vec![Vec::new(); active.len()];
+        let ranges = if self.prefilter {
+            self.anchored_ranges(text, root, active)
+        } else {
+            Some(std::iter::once(0..text.len()).collect())
+        };
+        let Some(ranges) = ranges else {
+            let by_kind = &self.rules.by_root_kind;
+            let mut cursor = root.walk();
+            loop {
+                let node = cursor.node();
+                for rule in &by_kind[usize::from(node.kind_id())] {
+                    if let Ok(slot) = active.binary_search(rule) {
+                        candidates[slot].push(node);
+                    }
+                }
+                if cursor.goto_first_child() {
+                    continue;
+                }
+                while !cursor.goto_next_sibling() {
+                    if !cursor.goto_parent() {
+                        return candidates;
+                    }
+                }
+            }
+        };
         let query = &self.rules.query;
         let root_capture = query
             .capture_index_for_name(ROOT_CAPTURE)
             .expect("every pattern captures its root");
-        let mut candidates: Vec<Vec<Node<'t>>> = vec![Vec::new(); active.len()];
         let mut seen: HashSet<(usize, usize)> = HashSet::new();
         let mut cursor = QueryCursor::new();
-        for range in self.query_ranges(text, root, active) {
+        for range in ranges {
             cursor.set_byte_range(range);
             let mut matches = cursor.matches(query, root, text.as_bytes());
             while let Some(m) = matches.next() {
@@ -690,6 +719,11 @@ impl<'r> Engine<'r> {
                 }
             }
         }
+        candidates
+    }
+
+    fn find<'t>(&self, text: &str, root: Node<'t>, active: &[usize]) -> Vec<Vec<Found<'t>>> {
+        let candidates = self.candidates(text, root, active);
         let matcher = Matcher::new(text);
         candidates
             .into_iter()
@@ -700,6 +734,13 @@ impl<'r> Engine<'r> {
                 nodes
                     .into_iter()
                     .filter_map(|node| {
+                        // The pattern alone first: cheap, and most candidates of a whole-tree
+                        // walk fail it; scopes (and the bindings they seed) only for the rest.
+                        if !matcher.matches(&rule.pattern.root, node, &mut Bindings::default())
+                            && !matcher.ran_out()
+                        {
+                            return None;
+                        }
                         let seeds = scope::scope_bindings(rule, root, node, text, &matcher).ok()?;
                         seeds.into_iter().find_map(|mut bindings| {
                             if !matcher.matches(&rule.pattern.root, node, &mut bindings) {

@@ -116,6 +116,12 @@ impl<'s> Matcher<'s> {
         ok
     }
 
+    /// Whether the last [`Matcher::matches`] gave up on its step budget rather than finding a
+    /// mismatch.
+    pub fn ran_out(&self) -> bool {
+        self.steps.get() > STEP_BUDGET
+    }
+
     fn spend(&self) -> bool {
         let used = self.steps.get() + 1;
         self.steps.set(used);
