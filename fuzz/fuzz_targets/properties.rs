@@ -4,7 +4,7 @@
 #![allow(dead_code)]
 
 use repatch::compile::RuleSet;
-use repatch::engine::{Engine, Target};
+use repatch::engine::{Engine, PatchError, Target};
 use repatch::python::{first_syntax_error, parse};
 use repatch::rules::{Syntax, load_bytes, load_text, load_yaml, write};
 use repatch::versions::VersionEnv;
@@ -156,6 +156,9 @@ pub fn apply(bytes: &[u8]) {
             assert_eq!(a.rules, b.rules, "the prefilter changed the reports");
         }
         (Err(a), Err(b)) => assert_eq!(a.kind(), b.kind(), "the prefilter changed the error"),
+        // A file no rule can match is not parsed at all, so its syntax errors go unreported;
+        // it is left exactly as it was.
+        (Ok(a), Err(PatchError::TargetSyntax { .. })) if a.output == source && !a.changed() => {}
         (a, b) => panic!(
             "with the prefilter ok={}, without ok={}",
             a.is_ok(),
