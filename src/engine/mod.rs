@@ -639,7 +639,6 @@ impl<'r> Engine<'r> {
         Some((output, new_tree))
     }
 
-    /// Every match of each active rule, in document order.
     /// Where the candidate query runs: the top-level statements holding an anchor literal of
     /// the active rules, merged; `None` when a rule has no anchor (its matches could be
     /// anywhere). Walking only those statements finds every match, since each match contains
@@ -684,7 +683,8 @@ impl<'r> Engine<'r> {
             let mut cursor = root.walk();
             loop {
                 let node = cursor.node();
-                for rule in &by_kind[usize::from(node.kind_id())] {
+                // ERROR nodes carry an id past the language's kinds: no rule is rooted there.
+                for rule in by_kind.get(usize::from(node.kind_id())).into_iter().flatten() {
                     if let Ok(slot) = active.binary_search(rule) {
                         candidates[slot].push(node);
                     }
@@ -722,6 +722,7 @@ impl<'r> Engine<'r> {
         candidates
     }
 
+    /// Every match of each active rule, in document order.
     fn find<'t>(&self, text: &str, root: Node<'t>, active: &[usize]) -> Vec<Vec<Found<'t>>> {
         let candidates = self.candidates(text, root, active);
         let matcher = Matcher::new(text);
