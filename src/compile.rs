@@ -102,6 +102,10 @@ pub struct RuleSet {
     /// tree that looks up every node here finds the same candidates as the query, far more
     /// cheaply where the query would have to run over a whole file.
     pub by_root_kind: Vec<Vec<usize>>,
+    /// By kind id, the rules whose pattern root may stand below a node of that kind (from the
+    /// grammar's node-type table): the walk does not enter a node none of its rules can be
+    /// below, such as an expression when every pattern is a statement.
+    pub rooted_below: Vec<Vec<usize>>,
 }
 
 impl RuleSet {
@@ -164,8 +168,10 @@ impl RuleSet {
         let literals: Vec<Vec<String>> = compiled.iter().map(CompiledRule::literals).collect();
         let anchors: Vec<Option<String>> = compiled.iter().map(CompiledRule::anchor).collect();
         let by_root_kind = by_root_kind(&compiled);
+        let rooted_below = rooted_below(&by_root_kind);
         Ok(RuleSet {
             by_root_kind,
+            rooted_below,
             prefilter: Prefilter::new(&literals, &anchors),
             rules: compiled,
             query,
@@ -192,6 +198,24 @@ fn by_root_kind(rules: &[CompiledRule]) -> Vec<Vec<usize>> {
                 })
                 .map(|(i, _)| i)
                 .collect()
+        })
+        .collect()
+}
+
+/// For each kind id, the rules rooted in some kind that may stand below it.
+fn rooted_below(by_root_kind: &[Vec<usize>]) -> Vec<Vec<usize>> {
+    let table = crate::grammar::containment();
+    (0..by_root_kind.len())
+        .map(|outer| {
+            let mut rules: Vec<usize> = by_root_kind
+                .iter()
+                .enumerate()
+                .filter(|(inner, _)| table.may_contain(outer as u16, *inner as u16))
+                .flat_map(|(_, rules)| rules.iter().copied())
+                .collect();
+            rules.sort_unstable();
+            rules.dedup();
+            rules
         })
         .collect()
 }

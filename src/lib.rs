@@ -9,6 +9,7 @@ pub mod compile;
 pub mod diagnostics;
 pub mod engine;
 pub mod error;
+pub mod grammar;
 pub mod lint;
 pub mod matrix;
 pub mod pattern;

@@ -120,3 +120,45 @@ fn every_action_gives_the_same_reports_with_and_without_the_prefilter() {
         compare(&RuleSet::compile(vec![rule]).unwrap(), &[]);
     }
 }
+
+/// Every named node stands where the grammar's node-type table says it may (the kind walk prunes by
+/// that table), over the fixtures and, with `REPATCH_CONTAINMENT_TREE=DIR`, every `*.py` below
+/// DIR (a real upstream tree).
+#[test]
+fn the_grammar_table_admits_every_parent_child_pair() {
+    let mut sources: Vec<(String, String)> = fixture_files();
+    if let Ok(dir) = std::env::var("REPATCH_CONTAINMENT_TREE") {
+        for entry in ignore::WalkBuilder::new(dir)
+            .standard_filters(false)
+            .build()
+        {
+            let entry = entry.unwrap();
+            if entry.path().extension().is_some_and(|e| e == "py") {
+                let text = fs::read_to_string(entry.path()).unwrap_or_default();
+                sources.push((entry.path().display().to_string(), text));
+            }
+        }
+    }
+    let table = repatch::grammar::containment();
+    for (path, source) in &sources {
+        let tree = repatch::python::parse(source);
+        if repatch::python::first_syntax_error(tree.root_node()).is_some() {
+            continue;
+        }
+        let mut cursor = tree.walk();
+        let mut stack = vec![tree.root_node()];
+        while let Some(node) = stack.pop() {
+            for child in node.children(&mut cursor) {
+                // Tokens hold nothing and root no pattern: the table speaks of named kinds.
+                assert!(
+                    !child.is_named() || table.may_contain(node.kind_id(), child.kind_id()),
+                    "{path}: `{}` under `{}` at byte {}",
+                    child.kind(),
+                    node.kind(),
+                    child.start_byte()
+                );
+                stack.push(child);
+            }
+        }
+    }
+}

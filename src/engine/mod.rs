@@ -683,13 +683,20 @@ impl<'r> Engine<'r> {
             let mut cursor = root.walk();
             loop {
                 let node = cursor.node();
-                // ERROR nodes carry an id past the language's kinds: no rule is rooted there.
-                for rule in by_kind.get(usize::from(node.kind_id())).into_iter().flatten() {
+                let kind = usize::from(node.kind_id());
+                // ERROR nodes carry an id past the language's kinds: no rule is rooted there,
+                // and anything may stand below them.
+                for rule in by_kind.get(kind).into_iter().flatten() {
                     if let Ok(slot) = active.binary_search(rule) {
                         candidates[slot].push(node);
                     }
                 }
-                if cursor.goto_first_child() {
+                let worth_entering = self
+                    .rules
+                    .rooted_below
+                    .get(kind)
+                    .is_none_or(|rules| rules.iter().any(|r| active.binary_search(r).is_ok()));
+                if worth_entering && cursor.goto_first_child() {
                     continue;
                 }
                 while !cursor.goto_next_sibling() {
