@@ -104,14 +104,19 @@ fn build(node_types: &str) -> Containment {
             (kind_ref(t), children)
         })
         .collect();
-    let ids_of = |k: &KindRef| -> Vec<u16> {
-        (0..count as u16)
-            .filter(|&id| {
-                language.node_kind_for_id(id) == Some(k.kind.as_str())
-                    && language.node_kind_is_named(id) == k.named
+    let mut ids: HashMap<KindRef, Vec<u16>> = HashMap::new();
+    for id in 0..count as u16 {
+        if let Some(kind) = language.node_kind_for_id(id) {
+            let named = language.node_kind_is_named(id);
+            ids.entry(KindRef {
+                kind: kind.to_string(),
+                named,
             })
-            .collect()
-    };
+            .or_default()
+            .push(id);
+        }
+    }
+    let ids_of = |k: &KindRef| -> Vec<u16> { ids.get(k).cloned().unwrap_or_default() };
     // Comments and line continuations may stand anywhere, though no entry lists them.
     let extras: Vec<u16> = ["comment", "line_continuation"]
         .iter()
