@@ -131,7 +131,7 @@ struct RuleArgs {
     #[arg(long, value_name = "DIR")]
     site_packages: Option<PathBuf>,
     /// Run only this phase (init, pre_compile, post_compile).
-    #[arg(long, value_parser = parse_phase)]
+    #[arg(long, value_parser = Phase::named)]
     phase: Option<Phase>,
 }
 
@@ -178,11 +178,6 @@ struct ExplainArgs {
 enum Format {
     Human,
     Json,
-}
-
-fn parse_phase(s: &str) -> Result<Phase, String> {
-    s.parse()
-        .map_err(|()| format!("`{s}` is not a phase (init, pre_compile, post_compile)"))
 }
 
 /// Runs the command line and returns the process exit code.
@@ -344,7 +339,7 @@ fn apply(args: ApplyArgs) -> Result<u8, Error> {
                 Err(e) => FileJson::failed(
                     &o.file.display,
                     ErrorJson {
-                        kind: error_kind(e).to_string(),
+                        kind: e.kind().to_string(),
                         message: e.to_string(),
                         exit_code: e.exit_code(),
                     },
@@ -405,16 +400,6 @@ fn apply(args: ApplyArgs) -> Result<u8, Error> {
         return Ok(1);
     }
     Ok(0)
-}
-
-fn error_kind(e: &Error) -> &'static str {
-    match e {
-        Error::Patch(p) => p.kind(),
-        Error::Io { .. } => "io",
-        Error::NotUtf8 { .. } | Error::NulByte { .. } => "encoding",
-        Error::Rule(_) => "rule",
-        Error::Version(_) | Error::Usage(_) => "usage",
-    }
 }
 
 fn explain(args: ExplainArgs) -> Result<u8, Error> {

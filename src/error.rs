@@ -94,6 +94,18 @@ impl Error {
         }
     }
 
+    /// A one-word name for the kind of failure, as `apply --format json` and the Python
+    /// exceptions' `.kind` give it.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Error::Patch(p) => p.kind(),
+            Error::Io { .. } => "io",
+            Error::NotUtf8 { .. } | Error::NulByte { .. } => "encoding",
+            Error::Rule(_) => "rule",
+            Error::Version(_) | Error::Usage(_) => "usage",
+        }
+    }
+
     /// The rule the failure concerns, where one rule does.
     pub fn rule_id(&self) -> Option<&str> {
         match self {

@@ -83,39 +83,23 @@ fn to_py_err(py: Python<'_>, error: &Error) -> PyErr {
     // Setting attributes on a fresh exception instance cannot fail short of memory exhaustion,
     // and the exception is still worth raising then.
     let _ = value.setattr("rule_id", error.rule_id());
-    let _ = value.setattr("kind", kind_name(error));
+    let _ = value.setattr("kind", error.kind());
     let _ = value.setattr("path", location.as_ref().and_then(|l| l.path.clone()));
     let _ = value.setattr("line", location.as_ref().map(|l| l.line));
     let _ = value.setattr("column", location.as_ref().map(|l| l.column));
     err
 }
 
-/// The one-word kind of `error`, as `apply --format json` names it.
-fn kind_name(error: &Error) -> &'static str {
-    match error {
-        Error::Patch(p) => p.kind(),
-        Error::Rule(_) => "rule",
-        Error::Io { .. } => "io",
-        Error::NotUtf8 { .. } | Error::NulByte { .. } => "encoding",
-        Error::Version(_) | Error::Usage(_) => "usage",
-    }
-}
-
 fn parse_phase(phase: Option<&str>) -> Result<Option<Phase>, Error> {
-    phase
-        .map(|p| {
-            p.parse().map_err(|()| {
-                Error::Usage(format!(
-                    "`{p}` is not a phase (init, pre_compile, post_compile)"
-                ))
-            })
-        })
-        .transpose()
+    phase.map(Phase::named).transpose().map_err(Error::Usage)
 }
 
 fn version_env(versions: &[(String, String)]) -> Result<VersionEnv, Error> {
-    let pairs: Vec<String> = versions.iter().map(|(p, v)| format!("{p}={v}")).collect();
-    Ok(VersionEnv::from_pairs(&pairs)?)
+    let mut env = VersionEnv::default();
+    for (package, version) in versions {
+        env.insert_version(package, version)?;
+    }
+    Ok(env)
 }
 
 /// What one call patches: the source, its file name, versions, phase and signature context.

@@ -85,6 +85,11 @@ impl VersionEnv {
         if package.is_empty() || version.is_empty() {
             return Err(VersionError::NotAPair(pair.to_string()));
         }
+        self.insert_version(package, version)
+    }
+
+    /// Sets `package` to the PEP 440 version written `version`.
+    pub fn insert_version(&mut self, package: &str, version: &str) -> Result<(), VersionError> {
         let parsed = Version::from_str(version).map_err(|e| VersionError::BadVersion {
             package: package.to_string(),
             version: version.to_string(),

@@ -133,6 +133,17 @@ impl fmt::Display for Phase {
     }
 }
 
+impl Phase {
+    /// The phase called `name`, or a message saying which names there are: for command-line
+    /// and API arguments.
+    pub fn named(name: &str) -> Result<Phase, String> {
+        name.parse().map_err(|()| {
+            let names: Vec<&str> = Phase::ALL.iter().map(|p| p.name()).collect();
+            format!("`{name}` is not a phase ({})", names.join(", "))
+        })
+    }
+}
+
 impl FromStr for Phase {
     type Err = ();
 
