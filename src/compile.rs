@@ -180,26 +180,27 @@ impl RuleSet {
 }
 
 /// For each node kind id of tree-sitter-python, the rules whose pattern root has that kind; a
-/// pattern rooted in a metavariable can start at any named node. One kind name may stand for
-/// several ids (aliases), so ids are matched by name.
+/// pattern rooted in a metavariable can start at any named node.
 fn by_root_kind(rules: &[CompiledRule]) -> Vec<Vec<usize>> {
     let language = python::language();
-    (0..language.node_kind_count())
-        .map(|id| {
-            let id = id as u16;
-            let name = language.node_kind_for_id(id);
-            let named = language.node_kind_is_named(id);
-            rules
-                .iter()
-                .enumerate()
-                .filter(|(_, r)| match &r.pattern.root {
-                    PatNode::Node(n) => n.named == named && name == Some(n.kind.as_str()),
-                    PatNode::Var(_) | PatNode::Multi(_) => named,
-                })
-                .map(|(i, _)| i)
-                .collect()
-        })
-        .collect()
+    let mut by_kind: Vec<Vec<usize>> = vec![Vec::new(); language.node_kind_count()];
+    for (i, rule) in rules.iter().enumerate() {
+        match &rule.pattern.root {
+            PatNode::Node(n) => {
+                for &id in crate::grammar::kind_ids(&n.kind, n.named) {
+                    by_kind[usize::from(id)].push(i);
+                }
+            }
+            PatNode::Var(_) | PatNode::Multi(_) => {
+                for (id, rules) in by_kind.iter_mut().enumerate() {
+                    if language.node_kind_is_named(id as u16) {
+                        rules.push(i);
+                    }
+                }
+            }
+        }
+    }
+    by_kind
 }
 
 /// For each kind id, the rules rooted in some kind that may stand below it.

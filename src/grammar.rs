@@ -55,6 +55,25 @@ impl Containment {
     }
 }
 
+/// The ids of the kind called `kind` (named or a token): one name may stand for several ids,
+/// through aliases.
+pub fn kind_ids(kind: &str, named: bool) -> &'static [u16] {
+    static IDS: OnceLock<HashMap<(String, bool), Vec<u16>>> = OnceLock::new();
+    let ids = IDS.get_or_init(|| {
+        let language = python::language();
+        let mut ids: HashMap<(String, bool), Vec<u16>> = HashMap::new();
+        for id in 0..language.node_kind_count() as u16 {
+            if let Some(name) = language.node_kind_for_id(id) {
+                let key = (name.to_string(), language.node_kind_is_named(id));
+                ids.entry(key).or_default().push(id);
+            }
+        }
+        ids
+    });
+    ids.get(&(kind.to_string(), named))
+        .map_or(&[], Vec::as_slice)
+}
+
 /// The containment table of tree-sitter-python, built once.
 pub fn containment() -> &'static Containment {
     static TABLE: OnceLock<Containment> = OnceLock::new();
@@ -104,19 +123,7 @@ fn build(node_types: &str) -> Containment {
             (kind_ref(t), children)
         })
         .collect();
-    let mut ids: HashMap<KindRef, Vec<u16>> = HashMap::new();
-    for id in 0..count as u16 {
-        if let Some(kind) = language.node_kind_for_id(id) {
-            let named = language.node_kind_is_named(id);
-            ids.entry(KindRef {
-                kind: kind.to_string(),
-                named,
-            })
-            .or_default()
-            .push(id);
-        }
-    }
-    let ids_of = |k: &KindRef| -> Vec<u16> { ids.get(k).cloned().unwrap_or_default() };
+    let ids_of = |k: &KindRef| -> Vec<u16> { kind_ids(&k.kind, k.named).to_vec() };
     // Comments and line continuations may stand anywhere, though no entry lists them.
     let extras: Vec<u16> = ["comment", "line_continuation"]
         .iter()

@@ -669,43 +669,58 @@ impl<'r> Engine<'r> {
 
     /// The candidates of the active rules (by slot in `active`): the query's matches where it
     /// runs over a few anchored statements (or everywhere, with the prefilter off), else one walk
-    /// of the whole tree looking every node's kind up in the rule set. Both yield every node a
-    /// rule's pattern could match; the exact matcher decides.
+    /// of the whole tree over node kinds. Both yield every node a rule's pattern could match;
+    /// the exact matcher decides.
     fn candidates<'t>(&self, text: &str, root: Node<'t>, active: &[usize]) -> Vec<Vec<Node<'t>>> {
+        if !self.prefilter {
+            return self.query_candidates(text, root, active, std::iter::once(0..text.len()));
+        }
+        match self.anchored_ranges(text, root, active) {
+            Some(ranges) => self.query_candidates(text, root, active, ranges),
+            None => self.walk_candidates(root, active),
+        }
+    }
+
+    /// One walk of the tree looking every node's kind up in the rule set, entering only nodes
+    /// below which some active rule's root may stand.
+    fn walk_candidates<'t>(&self, root: Node<'t>, active: &[usize]) -> Vec<Vec<Node<'t>>> {
         let mut candidates: Vec<Vec<Node<'t>>> = vec![Vec::new(); active.len()];
-        let ranges = if self.prefilter {
-            self.anchored_ranges(text, root, active)
-        } else {
-            Some(std::iter::once(0..text.len()).collect())
-        };
-        let Some(ranges) = ranges else {
-            let by_kind = &self.rules.by_root_kind;
-            let mut cursor = root.walk();
-            loop {
-                let node = cursor.node();
-                let kind = usize::from(node.kind_id());
-                // ERROR nodes carry an id past the language's kinds: no rule is rooted there,
-                // and anything may stand below them.
-                for rule in by_kind.get(kind).into_iter().flatten() {
-                    if let Ok(slot) = active.binary_search(rule) {
-                        candidates[slot].push(node);
-                    }
-                }
-                let worth_entering = self
-                    .rules
-                    .rooted_below
-                    .get(kind)
-                    .is_none_or(|rules| rules.iter().any(|r| active.binary_search(r).is_ok()));
-                if worth_entering && cursor.goto_first_child() {
-                    continue;
-                }
-                while !cursor.goto_next_sibling() {
-                    if !cursor.goto_parent() {
-                        return candidates;
-                    }
+        let mut cursor = root.walk();
+        loop {
+            let node = cursor.node();
+            let kind = usize::from(node.kind_id());
+            // ERROR nodes carry an id past the language's kinds: no rule is rooted there, and
+            // anything may stand below them.
+            for rule in self.rules.by_root_kind.get(kind).into_iter().flatten() {
+                if let Ok(slot) = active.binary_search(rule) {
+                    candidates[slot].push(node);
                 }
             }
-        };
+            let worth_entering = self
+                .rules
+                .rooted_below
+                .get(kind)
+                .is_none_or(|rules| rules.iter().any(|r| active.binary_search(r).is_ok()));
+            if worth_entering && cursor.goto_first_child() {
+                continue;
+            }
+            while !cursor.goto_next_sibling() {
+                if !cursor.goto_parent() {
+                    return candidates;
+                }
+            }
+        }
+    }
+
+    /// The root captures of the shared query's matches within `ranges`.
+    fn query_candidates<'t>(
+        &self,
+        text: &str,
+        root: Node<'t>,
+        active: &[usize],
+        ranges: impl IntoIterator<Item = Range<usize>>,
+    ) -> Vec<Vec<Node<'t>>> {
+        let mut candidates: Vec<Vec<Node<'t>>> = vec![Vec::new(); active.len()];
         let query = &self.rules.query;
         let root_capture = query
             .capture_index_for_name(ROOT_CAPTURE)
