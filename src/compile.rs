@@ -41,6 +41,10 @@ pub struct CompiledRule {
     pub after: Vec<usize>,
     /// The planning step within the phase: 0, or one more than the rules it runs after.
     pub step: usize,
+    /// Statement-local: every match lies in the one statement holding the rule's anchor, and
+    /// matching, planning and checking it look at nothing outside that statement. Files where
+    /// only such rules run are parsed statement by statement (see `regions`).
+    pub local: bool,
 }
 
 impl CompiledRule {
@@ -80,6 +84,41 @@ impl CompiledRule {
             .iter()
             .max_by_key(|l| l.len())
             .cloned()
+    }
+
+    /// Whether the rule is statement-local (see `local`): its pattern has an anchor and a root
+    /// that can hold no block, so a match lies within one logical line or compound-statement
+    /// header; it has no enclosing-scope conditions (`inside`, `not_inside`), no whole-file
+    /// probes (`when.has`/`lacks`), and an action that edits only within the match.
+    fn is_local(&self) -> bool {
+        let PatNode::Node(root) = &self.pattern.root else {
+            return false;
+        };
+        let root_kinds = crate::grammar::kind_ids(&root.kind, root.named);
+        let blocks = crate::grammar::kind_ids("block", true);
+        let holds_no_block = !root_kinds.is_empty()
+            && root_kinds.iter().all(|&kind| {
+                blocks.iter().all(|&block| {
+                    kind != block && !crate::grammar::containment().may_contain(kind, block)
+                })
+            });
+        let inside = &self.rule.inside;
+        let edits_within_match = matches!(
+            self.rule.action,
+            Action::RemoveKwargs(_)
+                | Action::SetKwargs(_)
+                | Action::Replace(_)
+                | Action::Rename { .. }
+        );
+        holds_no_block
+            && self.anchor().is_some()
+            && inside.class.is_none()
+            && inside.function.is_none()
+            && inside.loop_header.is_none()
+            && self.not_inside.is_none()
+            && self.when_has.is_none()
+            && self.when_lacks.is_none()
+            && edits_within_match
     }
 
     /// Whether the rule's `files` select `path` (`/`-separated).
@@ -316,7 +355,7 @@ fn compile_rule(rule: Rule) -> Result<CompiledRule, RuleError> {
     };
     // Checked when the rule set's one query is built (compiling a query costs milliseconds).
     let query_source = to_query(&pattern.root);
-    Ok(CompiledRule {
+    let mut compiled = CompiledRule {
         rule,
         pattern,
         loop_pattern,
@@ -328,7 +367,10 @@ fn compile_rule(rule: Rule) -> Result<CompiledRule, RuleError> {
         when_lacks,
         after: Vec::new(),
         step: 0,
-    })
+        local: false,
+    };
+    compiled.local = compiled.is_local();
+    Ok(compiled)
 }
 
 /// Resolves `after` into rule indexes and planning steps; unknown ids, later phases and

@@ -17,6 +17,7 @@ pub mod prefilter;
 #[cfg(feature = "python")]
 pub mod pyapi;
 pub mod python;
+pub mod regions;
 pub mod report;
 pub mod rules;
 pub mod source;

@@ -1,6 +1,7 @@
 //! tree-sitter-python: parsing and the syntax-tree helpers every stage shares.
 
 use std::cell::RefCell;
+use std::ops::Range;
 
 use tree_sitter::{Language, Node, Parser, Tree};
 
@@ -59,9 +60,46 @@ pub fn reparse(
     })
 }
 
+/// Parses only `regions` of `text` (sorted, disjoint byte ranges of whole statements), keeping
+/// the whole text's offsets and positions; `None` if they do not parse cleanly, which is how a
+/// misjudged region shows itself.
+pub fn parse_regions(text: &str, regions: &[Range<usize>]) -> Option<Tree> {
+    if regions.is_empty() {
+        // No ranges means the whole text to tree-sitter; nothing to parse means an empty module.
+        return Some(parse(""));
+    }
+    let mut ranges = Vec::with_capacity(regions.len());
+    let mut at = 0;
+    let mut point = tree_sitter::Point { row: 0, column: 0 };
+    let mut advance_to = |offset: usize| {
+        point = advance(point, &text[at..offset]);
+        at = offset;
+        point
+    };
+    for r in regions {
+        ranges.push(tree_sitter::Range {
+            start_byte: r.start,
+            end_byte: r.end,
+            start_point: advance_to(r.start),
+            end_point: advance_to(r.end),
+        });
+    }
+    PARSER.with(|p| {
+        let mut parser = p.borrow_mut();
+        parser.set_included_ranges(&ranges).ok()?;
+        let tree = parser.parse(text, None);
+        parser
+            .set_included_ranges(&[])
+            .expect("no ranges (the whole text) are always valid");
+        let tree =
+            tree.expect("parsing without a timeout or cancellation flag always yields a tree");
+        (!tree.root_node().has_error()).then_some(tree)
+    })
+}
+
 fn point_at(text: &str, offset: usize) -> tree_sitter::Point {
     let before = &text[..offset];
-    let row = before.matches('\n').count();
+    let row = memchr::memchr_iter(b'\n', before.as_bytes()).count();
     let column = offset - before.rfind('\n').map_or(0, |i| i + 1);
     tree_sitter::Point { row, column }
 }
@@ -73,7 +111,7 @@ fn advance(start: tree_sitter::Point, inserted: &str) -> tree_sitter::Point {
             column: start.column + inserted.len(),
         },
         Some(last) => tree_sitter::Point {
-            row: start.row + inserted.matches('\n').count(),
+            row: start.row + memchr::memchr_iter(b'\n', inserted.as_bytes()).count(),
             column: inserted.len() - last - 1,
         },
     }

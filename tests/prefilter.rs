@@ -16,6 +16,7 @@ fn fixture_files() -> Vec<(String, String)> {
         "examples/whisper",
         "tests/fixtures/explain",
         "tests/fixtures/prefilter",
+        "tests/fixtures/regions",
     ] {
         for entry in fs::read_dir(root.join(dir)).unwrap() {
             let path = entry.unwrap().path();
@@ -94,6 +95,7 @@ fn shipped_rules_give_the_same_reports_with_and_without_the_prefilter() {
 fn benchmark_rules_give_the_same_reports_with_and_without_the_prefilter() {
     let patterns = [
         "$OUT = decoder_layer($$$ARGS)",
+        "decoder_layer($$$ARGS)",
         "$X = $Y($$$A)",
         "$OUT = layer($X, use_cache=$V)",
         "self.norm($X)",
@@ -103,9 +105,20 @@ fn benchmark_rules_give_the_same_reports_with_and_without_the_prefilter() {
         "\"Builds it.\"",
     ];
     for (i, p) in patterns.iter().enumerate() {
-        let yaml =
-            format!("id: b{i}\nmatch: '{p}'\naction: {{replace: '{p}'}}\nexpect: {{min: 0}}\n");
-        compare(&common::rules(&yaml), &[]);
+        for action in [
+            format!("{{replace: '{p}'}}"),
+            "{remove_kwargs: [output_attentions]}".to_string(),
+            "{set_kwargs: {use_cache: 'False'}}".to_string(),
+        ] {
+            let yaml = format!("id: b{i}\nmatch: '{p}'\naction: {action}\nexpect: {{min: 0}}\n");
+            let rules = repatch::rules::load_yaml("bench.yaml", &yaml).unwrap();
+            // Keyword actions need a call in the pattern; `replace` takes any.
+            if let Ok(set) = RuleSet::compile(rules) {
+                compare(&set, &[]);
+            } else {
+                assert!(!action.starts_with("{replace"), "{yaml}");
+            }
+        }
     }
 }
 
@@ -161,4 +174,32 @@ fn the_grammar_table_admits_every_parent_child_pair() {
             }
         }
     }
+}
+
+/// Where only statement-local rules run, only the statements holding their anchors are
+/// parsed: a syntax error elsewhere goes unseen, as in a file the prefilter skips. A rule that
+/// looks further (here, at its enclosing function) has the whole file parsed, and refused.
+#[test]
+fn local_rules_parse_only_the_statements_they_could_match() {
+    let source = "broken = = 1\n\ndef f(h):\n    out = decoder_layer(h, output_attentions=True)\n";
+    let env = common::versions(&[]);
+    let target = Target {
+        path: "m.py",
+        source,
+    };
+    let local = common::rules(
+        "id: l\nmatch: '$OUT = decoder_layer($$$A)'\naction: {remove_kwargs: [output_attentions]}\n",
+    );
+    assert!(local.rules[0].local);
+    let patched = Engine::new(&local, &env, None).patch(target).unwrap();
+    assert_eq!(
+        patched.output,
+        source.replace(", output_attentions=True", "")
+    );
+    let scoped = common::rules(
+        "id: s\nmatch: '$OUT = decoder_layer($$$A)'\ninside: {function: f}\naction: {remove_kwargs: [output_attentions]}\n",
+    );
+    assert!(!scoped.rules[0].local);
+    let refused = Engine::new(&scoped, &env, None).patch(target).unwrap_err();
+    assert_eq!(refused.kind(), "target-syntax");
 }

@@ -285,9 +285,53 @@ impl<'r> Engine<'r> {
                 misses: Vec::new(),
             });
         }
+        if self.prefilter
+            && let Some(survey) = self.survey_regions(target)
+        {
+            return Ok(survey);
+        }
         let tree = parse_target(target)?;
+        Ok(self.survey_parsed(
+            target,
+            Parsed {
+                tree,
+                regions: None,
+            },
+        ))
+    }
+
+    /// Surveys a file from a parse of only the statements holding the active rules' anchors,
+    /// where every such rule is statement-local (see `CompiledRule::local`). `None` sends the
+    /// file to a whole parse: a rule that is not local, a region that does not parse cleanly,
+    /// or any failure or miss, which a whole parse describes with the file's full context.
+    fn survey_regions(&self, target: Target<'_>) -> Option<Survey> {
+        let open: Vec<usize> = self
+            .running_order(target.path)
+            .into_iter()
+            .filter(|(_, gate)| *gate == Gate::Open)
+            .map(|(i, _)| i)
+            .collect();
+        if !open.iter().all(|&i| self.rules.rules[i].local) {
+            return None;
+        }
+        let offsets = self.rules.prefilter.anchor_offsets(target.source, &open)?;
+        let regions = crate::regions::statement_regions(target.source, &offsets)?;
+        let tree = python::parse_regions(target.source, &regions)?;
+        let survey = self.survey_parsed(
+            target,
+            Parsed {
+                tree,
+                regions: Some(regions),
+            },
+        );
+        (survey.errors.is_empty() && survey.misses.is_empty()).then_some(survey)
+    }
+
+    /// Runs the rules on a parsed file, then checks that running them on their own output
+    /// changes nothing.
+    fn survey_parsed(&self, target: Target<'_>, parsed: Parsed) -> Survey {
         let (mut survey, output_tree) =
-            self.run(target.path, target.source.to_string(), tree, true);
+            self.run(target.path, target.source.to_string(), parsed, true);
         if survey.output != target.source && survey.errors.is_empty() {
             // Applying the rules to their own output must change nothing.
             let (again, _) = self.run(target.path, survey.output.clone(), output_tree, false);
@@ -309,7 +353,7 @@ impl<'r> Engine<'r> {
                 ));
             }
         }
-        Ok(survey)
+        survey
     }
 
     /// The rules that run on `path`, phase by phase, in the order `run` visits them: in each
@@ -392,9 +436,9 @@ impl<'r> Engine<'r> {
         &self,
         path: &str,
         mut text: String,
-        mut tree: Tree,
+        mut parsed: Parsed,
         check_expect: bool,
-    ) -> (Survey, Tree) {
+    ) -> (Survey, Parsed) {
         let mut reports = Vec::new();
         let mut errors = Vec::new();
         let mut misses = Vec::new();
@@ -414,7 +458,9 @@ impl<'r> Engine<'r> {
             let mut active = Vec::new();
             for &i in &selected {
                 let reason = match self.versions.gate(&self.rules.rules[i].rule) {
-                    Gate::Open => probe(&self.rules.rules[i], &text, Some(tree.root_node())).err(),
+                    Gate::Open => {
+                        probe(&self.rules.rules[i], &text, Some(parsed.tree.root_node())).err()
+                    }
                     gate => Some(gate_reason(&gate)),
                 };
                 match reason {
@@ -443,7 +489,7 @@ impl<'r> Engine<'r> {
                 let next = self.run_phase(
                     path,
                     &text,
-                    &tree,
+                    &parsed,
                     phase,
                     &group,
                     check_expect,
@@ -451,9 +497,9 @@ impl<'r> Engine<'r> {
                     &mut errors,
                     &mut misses,
                 );
-                if let Some((next, next_tree)) = next {
+                if let Some((next, next_parsed)) = next {
                     text = next;
-                    tree = next_tree;
+                    parsed = next_parsed;
                 }
             }
         }
@@ -463,7 +509,7 @@ impl<'r> Engine<'r> {
             errors,
             misses,
         };
-        (survey, tree)
+        (survey, parsed)
     }
 
     /// Runs one phase; returns the new text if anything changed. Failures go to `errors` with
@@ -473,15 +519,15 @@ impl<'r> Engine<'r> {
         &self,
         path: &str,
         text: &str,
-        tree: &Tree,
+        parsed: &Parsed,
         phase: Phase,
         active: &[usize],
         check_expect: bool,
         reports: &mut Vec<RuleReport>,
         errors: &mut Vec<(Vec<usize>, PatchError)>,
         misses: &mut Vec<(usize, PatchError)>,
-    ) -> Option<(String, Tree)> {
-        let root = tree.root_node();
+    ) -> Option<(String, Parsed)> {
+        let root = parsed.tree.root_node();
         let found = self.find(text, root, active);
         // The text is copied into a diagnostic's source only when one is made.
         let file = || SourceFile::new(path, text);
@@ -614,8 +660,8 @@ impl<'r> Engine<'r> {
             return None;
         }
         let output = plan::apply(text, &planned);
-        let new_tree = python::reparse(tree, text, &planned, &output);
-        if let Some(error) = first_syntax_error(new_tree.root_node()) {
+        let reparsed = parsed.reparse(text, &planned, &output);
+        if let Some(error) = first_syntax_error(reparsed.tree.root_node()) {
             let mut rules: Vec<usize> = planned.iter().map(|p| p.rule).collect();
             rules.sort_unstable();
             rules.dedup();
@@ -636,7 +682,7 @@ impl<'r> Engine<'r> {
             mark_failed(reports, &rules);
             return None;
         }
-        Some((output, new_tree))
+        Some((output, reparsed))
     }
 
     /// Where the candidate query runs: the top-level statements holding an anchor literal of
@@ -780,6 +826,50 @@ impl<'r> Engine<'r> {
                     .collect()
             })
             .collect()
+    }
+}
+
+/// A file's syntax tree and, where only some statements were parsed, which.
+struct Parsed {
+    tree: Tree,
+    /// The byte ranges parsed; `None` for the whole file.
+    regions: Option<Vec<Range<usize>>>,
+}
+
+impl Parsed {
+    /// The tree of `new_text`, the result of applying `edits` (ordered, in `old_text` offsets,
+    /// and within the parsed regions) to `old_text`. Regions that no longer parse cleanly give
+    /// way to a whole parse, which pins down what the edits broke.
+    fn reparse(&self, old_text: &str, edits: &[PlannedEdit], new_text: &str) -> Parsed {
+        let Some(regions) = &self.regions else {
+            return Parsed {
+                tree: python::reparse(&self.tree, old_text, edits, new_text),
+                regions: None,
+            };
+        };
+        // Each region grows or shrinks by the edits inside it and moves by those before it.
+        let moved = |offset: usize| -> usize {
+            let delta: isize = edits
+                .iter()
+                .filter(|p| p.edit.range.start < offset)
+                .map(|p| p.edit.text.len() as isize - p.edit.range.len() as isize)
+                .sum();
+            offset.saturating_add_signed(delta)
+        };
+        let regions: Vec<Range<usize>> = regions
+            .iter()
+            .map(|r| moved(r.start)..moved(r.end))
+            .collect();
+        match python::parse_regions(new_text, &regions) {
+            Some(tree) => Parsed {
+                tree,
+                regions: Some(regions),
+            },
+            None => Parsed {
+                tree: python::parse(new_text),
+                regions: None,
+            },
+        }
     }
 }
 

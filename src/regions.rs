@@ -1,0 +1,431 @@
+//! Statement regions: the whole statements around given offsets, found from a file's bytes.
+//!
+//! A rule whose matches can never hold a block lies inside one logical line: a simple
+//! statement, or the header of a compound one. Parsing only the statements that hold a rule's
+//! anchor therefore finds every match of such a rule, with the same subtree as a parse of the
+//! whole file. This module finds those statements without parsing: one pass over the bytes
+//! that knows Python's strings (prefixes, triple quotes, escapes, f-string replacement fields),
+//! comments, brackets and backslash continuations, and so where each logical line ends.
+//!
+//! The result only says where to parse; a region that was misjudged does not parse cleanly,
+//! and the caller then parses the whole file.
+
+use std::ops::Range;
+
+/// How deep f-strings may nest in replacement fields before the scan gives up.
+const MAX_NESTING: usize = 64;
+
+/// The statements holding each of `offsets`, as merged byte ranges of whole lines in
+/// document order; `None` when the text defeats the scan (the caller parses everything).
+/// A compound statement is taken whole, with its `elif`/`else`/`except`/`finally` clauses and
+/// its decorators; offsets in comments or blank lines need no region.
+pub fn statement_regions(text: &str, offsets: &[usize]) -> Option<Vec<Range<usize>>> {
+    let lines = logical_lines(text.as_bytes())?;
+    let mut regions: Vec<Range<usize>> = Vec::new();
+    for &offset in offsets {
+        // Offsets come mostly in order: most repeat the statement just found.
+        if regions.last().is_some_and(|r| r.contains(&offset)) {
+            continue;
+        }
+        let Some(at) = lines.partition_point(|l| l.start <= offset).checked_sub(1) else {
+            continue;
+        };
+        if lines[at].kind == Kind::Blank || offset >= lines[at].end {
+            continue;
+        }
+        regions.push(statement_around(&lines, at)?);
+    }
+    regions.sort_by_key(|r| r.start);
+    let mut merged: Vec<Range<usize>> = Vec::with_capacity(regions.len());
+    for r in regions {
+        match merged.last_mut() {
+            Some(last) if r.start < last.end => last.end = last.end.max(r.end),
+            _ => merged.push(r),
+        }
+    }
+    Some(merged)
+}
+
+/// What a logical line begins or ends with, as far as statement boundaries care.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// Only whitespace and perhaps a comment.
+    Blank,
+    /// A simple statement, or a compound one with its body on the same line.
+    Simple,
+    /// Ends in `:`: a block follows on the next lines.
+    Header,
+    /// Begins with `elif`, `else`, `except` or `finally`: part of the statement above it.
+    Clause,
+    /// Begins with `@`: part of the definition below it.
+    Decorator,
+    /// A `case …:` header: part of the `match` statement around it.
+    Case,
+}
+
+/// One logical line: physical lines joined by brackets, strings or backslashes.
+#[derive(Debug, Clone, Copy)]
+struct Line {
+    /// Offset of its first byte (the start of a physical line).
+    start: usize,
+    /// Offset just past its final newline (or the end of the text).
+    end: usize,
+    /// Width of its leading whitespace, tabs to the next multiple of 8.
+    indent: usize,
+    kind: Kind,
+}
+
+/// The whole statement the logical line at `at` belongs to.
+fn statement_around(lines: &[Line], at: usize) -> Option<Range<usize>> {
+    let line = lines[at];
+    // A clause belongs to the header above it at the same indentation.
+    let mut head = at;
+    if line.kind == Kind::Clause {
+        head = owner_of_clause(lines, at)?;
+    }
+    if line.kind == Kind::Case {
+        head = enclosing_header(lines, at)?;
+    }
+    // A decorator belongs to the definition below it.
+    let mut def = head;
+    while lines[def].kind == Kind::Decorator {
+        def = next_at_indent(lines, def, lines[head].indent)?;
+    }
+    // And every decorator stacked above belongs to the same definition.
+    let mut first = head;
+    while let Some(prev) = previous_significant(lines, first)
+        && lines[prev].kind == Kind::Decorator
+        && lines[prev].indent == lines[head].indent
+    {
+        first = prev;
+    }
+    let last = if matches!(lines[def].kind, Kind::Header | Kind::Clause | Kind::Case) {
+        end_of_compound(lines, def)
+    } else {
+        def
+    };
+    Some(lines[first].start..lines[last].end)
+}
+
+/// The header (`if`, `try`, `for`, `while`, …) a clause line continues.
+fn owner_of_clause(lines: &[Line], at: usize) -> Option<usize> {
+    let indent = lines[at].indent;
+    let mut i = at;
+    while i > 0 {
+        i -= 1;
+        let l = lines[i];
+        if l.kind == Kind::Blank || l.indent > indent {
+            continue;
+        }
+        if l.indent < indent {
+            return None;
+        }
+        match l.kind {
+            Kind::Clause => continue,
+            Kind::Header => return Some(i),
+            _ => return None,
+        }
+    }
+    None
+}
+
+/// The header whose block holds the line at `at`.
+fn enclosing_header(lines: &[Line], at: usize) -> Option<usize> {
+    let indent = lines[at].indent;
+    let i = (0..at)
+        .rev()
+        .find(|&i| lines[i].kind != Kind::Blank && lines[i].indent < indent)?;
+    (lines[i].kind == Kind::Header).then_some(i)
+}
+
+/// The next non-blank line after `at`, which must stand at `indent`.
+fn next_at_indent(lines: &[Line], at: usize, indent: usize) -> Option<usize> {
+    let next = (at + 1..lines.len()).find(|&i| lines[i].kind != Kind::Blank)?;
+    (lines[next].indent == indent).then_some(next)
+}
+
+fn previous_significant(lines: &[Line], at: usize) -> Option<usize> {
+    (0..at).rev().find(|&i| lines[i].kind != Kind::Blank)
+}
+
+/// The last line of the compound statement whose header is at `header`: its indented block,
+/// then any clauses at the header's indentation with their blocks.
+fn end_of_compound(lines: &[Line], header: usize) -> usize {
+    let indent = lines[header].indent;
+    let mut last = header;
+    for (i, l) in lines.iter().enumerate().skip(header + 1) {
+        if l.kind == Kind::Blank {
+            continue;
+        }
+        if l.indent > indent || (l.indent == indent && l.kind == Kind::Clause) {
+            last = i;
+        } else {
+            break;
+        }
+    }
+    last
+}
+
+/// Splits the text into logical lines; `None` if f-strings nest too deeply to follow.
+fn logical_lines(b: &[u8]) -> Option<Vec<Line>> {
+    let mut lines = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        let start = i;
+        let mut indent = 0;
+        while i < b.len() && matches!(b[i], b' ' | b'\t' | b'\x0c' | b'\r') {
+            indent = match b[i] {
+                b'\t' => (indent / 8 + 1) * 8,
+                b' ' => indent + 1,
+                _ => indent,
+            };
+            i += 1;
+        }
+        let first = i;
+        let mut depth = 0usize;
+        let mut last_significant = None;
+        while i < b.len() {
+            match b[i] {
+                b'\n' if depth == 0 => {
+                    i += 1;
+                    break;
+                }
+                b'#' => {
+                    i = memchr::memchr(b'\n', &b[i..]).map_or(b.len(), |n| i + n);
+                    continue;
+                }
+                b'\\' if matches!(b.get(i + 1), Some(b'\n')) => i += 2,
+                b'\\' if b.get(i + 1) == Some(&b'\r') && b.get(i + 2) == Some(&b'\n') => i += 3,
+                b'\'' | b'"' => {
+                    i = skip_string(b, i, 0)?;
+                    last_significant = Some(b'"');
+                }
+                c => {
+                    match c {
+                        b'(' | b'[' | b'{' => depth += 1,
+                        b')' | b']' | b'}' => depth = depth.saturating_sub(1),
+                        _ => {}
+                    }
+                    if !c.is_ascii_whitespace() {
+                        last_significant = Some(c);
+                    }
+                    i += 1;
+                }
+            }
+        }
+        let kind = if last_significant.is_none() {
+            Kind::Blank
+        } else if b[first] == b'@' {
+            Kind::Decorator
+        } else if ["elif", "else", "except", "finally"]
+            .iter()
+            .any(|k| starts_keyword(&b[first..], k.as_bytes()))
+        {
+            Kind::Clause
+        } else if last_significant == Some(b':') && starts_keyword(&b[first..], b"case") {
+            Kind::Case
+        } else if last_significant == Some(b':') {
+            Kind::Header
+        } else {
+            Kind::Simple
+        };
+        lines.push(Line {
+            start,
+            end: i,
+            indent,
+            kind,
+        });
+    }
+    Some(lines)
+}
+
+fn starts_keyword(text: &[u8], keyword: &[u8]) -> bool {
+    text.starts_with(keyword)
+        && text
+            .get(keyword.len())
+            .is_none_or(|&c| !(c.is_ascii_alphanumeric() || c == b'_' || c >= 0x80))
+}
+
+/// The string's prefix letters just before the quote at `quote`: (raw, formatted).
+fn prefix(b: &[u8], quote: usize) -> (bool, bool) {
+    let mut start = quote;
+    while start > 0 && b[start - 1].is_ascii_alphabetic() && quote - start < 3 {
+        start -= 1;
+    }
+    let letters = &b[start..quote];
+    let part_of_name = start > 0 && (b[start - 1].is_ascii_alphanumeric() || b[start - 1] == b'_');
+    if part_of_name || !letters.iter().all(|c| b"rRbBuUfFtT".contains(c)) {
+        return (false, false);
+    }
+    let has = |set: &[u8]| letters.iter().any(|c| set.contains(c));
+    (has(b"rR"), has(b"fFtT"))
+}
+
+/// The offset just past the string literal whose opening quote is at `at`. An unterminated
+/// single-quoted string ends at its line's end, as the parser will report.
+fn skip_string(b: &[u8], at: usize, nesting: usize) -> Option<usize> {
+    if nesting > MAX_NESTING {
+        return None;
+    }
+    let (_raw, formatted) = prefix(b, at);
+    let quote = b[at];
+    let triple = b.get(at + 1) == Some(&quote) && b.get(at + 2) == Some(&quote);
+    let mut i = at + if triple { 3 } else { 1 };
+    while i < b.len() {
+        match b[i] {
+            // Even in a raw string a backslash keeps the next quote from closing it.
+            b'\\' => i += 2,
+            b'\n' if !triple => return Some(i),
+            c if c == quote => {
+                if !triple {
+                    return Some(i + 1);
+                }
+                if b.get(i + 1) == Some(&quote) && b.get(i + 2) == Some(&quote) {
+                    return Some(i + 3);
+                }
+                i += 1;
+            }
+            b'{' if formatted => {
+                if b.get(i + 1) == Some(&b'{') {
+                    i += 2;
+                } else {
+                    i = skip_replacement(b, i + 1, nesting + 1)?;
+                }
+            }
+            _ => i += 1,
+        }
+    }
+    Some(b.len())
+}
+
+/// The offset just past the `}` closing an f-string replacement field whose expression starts
+/// at `at`: brackets nest, strings may reuse the outer quote (Python 3.12), and a format spec
+/// after `:` may hold fields of its own.
+fn skip_replacement(b: &[u8], at: usize, nesting: usize) -> Option<usize> {
+    if nesting > MAX_NESTING {
+        return None;
+    }
+    let mut depth = 0usize;
+    let mut i = at;
+    while i < b.len() {
+        match b[i] {
+            b'\'' | b'"' => i = skip_string(b, i, nesting + 1)?,
+            b'#' => i = memchr::memchr(b'\n', &b[i..]).map_or(b.len(), |n| i + n),
+            b'(' | b'[' | b'{' => {
+                depth += 1;
+                i += 1;
+            }
+            b')' | b']' => {
+                depth = depth.saturating_sub(1);
+                i += 1;
+            }
+            b'}' if depth == 0 => return Some(i + 1),
+            b'}' => {
+                depth -= 1;
+                i += 1;
+            }
+            b':' if depth == 0 => return skip_format_spec(b, i + 1, nesting),
+            _ => i += 1,
+        }
+    }
+    Some(b.len())
+}
+
+/// The offset just past the `}` ending a format spec that starts at `at`.
+fn skip_format_spec(b: &[u8], at: usize, nesting: usize) -> Option<usize> {
+    let mut i = at;
+    while i < b.len() {
+        match b[i] {
+            b'{' => i = skip_replacement(b, i + 1, nesting + 1)?,
+            b'}' => return Some(i + 1),
+            // A quote or line end in a spec belongs to the enclosing string: stop here and let
+            // it decide.
+            b'\'' | b'"' | b'\n' => return Some(i),
+            _ => i += 1,
+        }
+    }
+    Some(b.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn region_texts<'t>(text: &'t str, needle: &str) -> Vec<&'t str> {
+        let offsets: Vec<usize> = text.match_indices(needle).map(|(i, _)| i).collect();
+        statement_regions(text, &offsets)
+            .expect("scannable")
+            .into_iter()
+            .map(|r| &text[r])
+            .collect()
+    }
+
+    #[test]
+    fn a_simple_statement_is_its_logical_line() {
+        let text = "a = 1\nb = call(\n    x,  # ) not a bracket\n    \"str ( \",\n)\nc = 3\n";
+        assert_eq!(
+            region_texts(text, "call"),
+            ["b = call(\n    x,  # ) not a bracket\n    \"str ( \",\n)\n"]
+        );
+    }
+
+    #[test]
+    fn a_header_takes_its_block_and_clauses() {
+        let text = "def f():\n    if key(x):\n        a = 1\n\n    # note\n    elif y:\n        b = 2\n    else:\n        c = 3\n    d = 4\n";
+        let expected = "    if key(x):\n        a = 1\n\n    # note\n    elif y:\n        b = 2\n    else:\n        c = 3\n";
+        assert_eq!(region_texts(text, "key"), [expected]);
+        // From a clause, the statement it belongs to.
+        let text2 = text
+            .replace("elif y", "elif key(y)")
+            .replace("if key(x)", "if x");
+        assert_eq!(
+            region_texts(&text2, "key"),
+            [expected
+                .replace("elif y", "elif key(y)")
+                .replace("if key(x)", "if x")]
+        );
+    }
+
+    #[test]
+    fn decorators_belong_to_their_definition() {
+        let text = "x = 0\n@first\n@second(key)\ndef f():\n    return 1\ny = 2\n";
+        assert_eq!(
+            region_texts(text, "key"),
+            ["@first\n@second(key)\ndef f():\n    return 1\n"]
+        );
+    }
+
+    #[test]
+    fn strings_hide_brackets_comments_and_line_ends() {
+        let text = concat!(
+            "a = '''\nkey = (\n'''\n",
+            "b = r'\\' key'\n",
+            "c = f\"{d[\"k\"]:>{width}} key {{\"\n",
+            "e = key\n",
+        );
+        assert_eq!(
+            region_texts(text, "key"),
+            [
+                "a = '''\nkey = (\n'''\n",
+                "b = r'\\' key'\n",
+                "c = f\"{d[\"k\"]:>{width}} key {{\"\n",
+                "e = key\n"
+            ]
+        );
+    }
+
+    #[test]
+    fn continuations_and_comments() {
+        let text = "x = 1 + \\\n    key\n# key in a comment\ny = 2\n";
+        assert_eq!(region_texts(text, "key"), ["x = 1 + \\\n    key\n"]);
+    }
+
+    #[test]
+    fn deep_fstring_nesting_gives_up() {
+        let mut text = String::from("x = ");
+        for _ in 0..100 {
+            text.push_str("f'{");
+        }
+        assert!(statement_regions(&text, &[0]).is_none());
+    }
+}

@@ -1,0 +1,176 @@
+//! The statement-region scan agrees with tree-sitter: around any offset, a parse of only the
+//! regions holds the same innermost statement, with the same subtree, as a parse of the whole
+//! file; and every region of a valid file parses cleanly (no fallback to a whole parse).
+//! With `REPATCH_REGION_TREE=DIR`, every `*.py` below DIR is checked too (e.g. transformers).
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use repatch::python;
+use repatch::regions::statement_regions;
+use tree_sitter::Node;
+
+/// The deepest node holding `offset` that is a statement (a child of a module or a block).
+fn innermost_statement(root: Node<'_>, offset: usize) -> Option<Node<'_>> {
+    let mut found = None;
+    let mut node = root;
+    while let Some(child) = node
+        .children(&mut node.walk())
+        .find(|c| c.start_byte() <= offset && offset < c.end_byte())
+    {
+        if matches!(node.kind(), "module" | "block") && child.kind() != "comment" {
+            found = Some(child);
+        }
+        node = child;
+    }
+    found
+}
+
+/// A statement's shape up to `end`: every node below it but comments, by kind, start, number
+/// of children and, for tokens, end. Two liberties of a region parse that no match (which
+/// never holds a block) can see are left out: tree-sitter hangs a comment that follows a
+/// region (outside it) on the region's last block, stretching the blocks around it; and a
+/// later region indented deeper than the end of an earlier one joins that one's last block.
+fn structure(statement: Node<'_>, end: usize) -> Vec<(u16, usize, usize, Option<usize>)> {
+    let mut nodes = Vec::new();
+    let mut cursor = statement.walk();
+    let mut stack = vec![statement];
+    while let Some(node) = stack.pop() {
+        let children: Vec<Node<'_>> = node
+            .children(&mut cursor)
+            .filter(|c| c.kind() != "comment" && c.start_byte() < end)
+            .collect();
+        let token_end = children.is_empty().then(|| node.end_byte());
+        nodes.push((node.kind_id(), node.start_byte(), children.len(), token_end));
+        stack.extend(children.into_iter().rev());
+    }
+    nodes
+}
+
+/// Offsets of every named leaf (identifiers, numbers, string parts, …).
+fn leaf_offsets(root: Node<'_>) -> Vec<usize> {
+    let mut out = Vec::new();
+    let mut cursor = root.walk();
+    loop {
+        let node = cursor.node();
+        if node.child_count() == 0 && node.is_named() && node.kind() != "comment" {
+            out.push(node.start_byte());
+        }
+        if cursor.goto_first_child() {
+            continue;
+        }
+        while !cursor.goto_next_sibling() {
+            if !cursor.goto_parent() {
+                return out;
+            }
+        }
+    }
+}
+
+/// Checks the offsets in groups of `group`: each group's regions parsed together.
+fn check(path: &str, text: &str, stride: usize, group: usize) -> usize {
+    let whole = python::parse(text);
+    if whole.root_node().has_error() {
+        return 0;
+    }
+    let offsets: Vec<usize> = leaf_offsets(whole.root_node())
+        .into_iter()
+        .step_by(stride)
+        .collect();
+    for chunk in offsets.chunks(group) {
+        let regions = statement_regions(text, chunk)
+            .unwrap_or_else(|| panic!("{path}: the scan gave up on a valid file"));
+        let tree = python::parse_regions(text, &regions).unwrap_or_else(|| {
+            panic!("{path}: regions {regions:?} around {chunk:?} do not parse cleanly")
+        });
+        for &offset in chunk {
+            let Some(expected) = innermost_statement(whole.root_node(), offset) else {
+                continue;
+            };
+            let end = expected.end_byte();
+            let got = innermost_statement(tree.root_node(), offset).map(|n| structure(n, end));
+            let expected = structure(expected, end);
+            if got.as_ref() != Some(&expected) {
+                let got = got.unwrap_or_default();
+                let at = (0..expected.len().max(got.len()))
+                    .find(|&i| expected.get(i) != got.get(i))
+                    .unwrap_or(0);
+                let byte = expected.get(at).or(got.get(at)).map_or(offset, |n| n.1);
+                panic!(
+                    "{path}: the statement around byte {offset} differs at node {at}: whole \
+                     parse {:?}, regions {:?}, text {:?}",
+                    expected.get(at),
+                    got.get(at),
+                    &text[byte..(byte + 60).min(text.len())]
+                );
+            }
+        }
+    }
+    offsets.len()
+}
+
+fn fixture() -> String {
+    fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/regions/layout.py"),
+    )
+    .unwrap()
+}
+
+#[test]
+fn each_statement_alone_parses_as_in_the_whole_file() {
+    let text = fixture();
+    let checked = check("layout.py", &text, 1, 1);
+    assert!(checked > 150, "{checked}");
+}
+
+#[test]
+fn many_regions_parse_together_as_in_the_whole_file() {
+    let text = fixture();
+    for group in [2, 3, 7, 1000] {
+        check("layout.py", &text, 1, group);
+    }
+}
+
+#[test]
+fn windows_line_ends_change_nothing() {
+    let text = fixture().replace('\n', "\r\n");
+    check("layout-crlf.py", &text, 1, 1);
+    check("layout-crlf.py", &text, 1, 5);
+}
+
+#[test]
+fn the_fixture_statements_are_not_the_whole_file() {
+    // The regions around one call are that call's statement: a scan that took whole files
+    // would pass the checks above while saving nothing.
+    let text = fixture();
+    let at = text.find("out = decoder_layer(hidden_states)").unwrap();
+    let regions = statement_regions(&text, &[at]).unwrap();
+    assert_eq!(
+        regions.iter().map(|r| &text[r.clone()]).collect::<Vec<_>>(),
+        ["            out = decoder_layer(hidden_states)\n"]
+    );
+}
+
+#[test]
+fn a_tree_from_the_environment() {
+    let Ok(dir) = std::env::var("REPATCH_REGION_TREE") else {
+        return;
+    };
+    let mut stack = vec![PathBuf::from(dir)];
+    let (mut files, mut offsets) = (0, 0);
+    while let Some(dir) = stack.pop() {
+        for entry in fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == "py")
+                && let Ok(text) = fs::read_to_string(&path)
+            {
+                let name = path.display().to_string();
+                offsets += check(&name, &text, 41, 8);
+                files += 1;
+            }
+        }
+    }
+    eprintln!("checked {offsets} offsets in {files} files");
+}
