@@ -41,10 +41,21 @@ pub struct CompiledRule {
     pub after: Vec<usize>,
     /// The planning step within the phase: 0, or one more than the rules it runs after.
     pub step: usize,
-    /// Statement-local: every match lies in the one statement holding the rule's anchor, and
-    /// matching, planning and checking it look at nothing outside that statement. Files where
-    /// only such rules run are parsed statement by statement (see `regions`).
-    pub local: bool,
+    /// For a statement-local rule (every match lies in one statement, and matching, planning
+    /// and checking it look at nothing outside it), how the statements that could hold a match
+    /// are found without parsing; `None` for other rules. Files where only such rules run are
+    /// parsed statement by statement (see `regions`).
+    pub locator: Option<Locator>,
+}
+
+/// How a statement-local rule's candidate statements are found from a file's bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Locator {
+    /// The statements holding the rule's anchor literal.
+    Anchor,
+    /// The assignment statements: every match is an assignment, whose `=` stands outside all
+    /// brackets of its line.
+    Assignment,
 }
 
 impl CompiledRule {
@@ -86,13 +97,14 @@ impl CompiledRule {
             .cloned()
     }
 
-    /// Whether the rule is statement-local (see `local`): its pattern has an anchor and a root
-    /// that can hold no block, so a match lies within one logical line or compound-statement
-    /// header; it has no enclosing-scope conditions (`inside`, `not_inside`), no whole-file
-    /// probes (`when.has`/`lacks`), and an action that edits only within the match.
-    fn is_local(&self) -> bool {
+    /// How the rule's candidate statements are found (see `locator`). A rule is statement-local
+    /// when its pattern's root can hold no block, so a match lies within one logical line or
+    /// compound-statement header; it has no enclosing-scope conditions (`inside`,
+    /// `not_inside`), no whole-file probes (`when.has`/`lacks`), and an action that edits only
+    /// within the match.
+    fn locate(&self) -> Option<Locator> {
         let PatNode::Node(root) = &self.pattern.root else {
-            return false;
+            return None;
         };
         let root_kinds = crate::grammar::kind_ids(&root.kind, root.named);
         let blocks = crate::grammar::kind_ids("block", true);
@@ -110,15 +122,23 @@ impl CompiledRule {
                 | Action::Replace(_)
                 | Action::Rename { .. }
         );
-        holds_no_block
-            && self.anchor().is_some()
+        let local = holds_no_block
             && inside.class.is_none()
             && inside.function.is_none()
             && inside.loop_header.is_none()
             && self.not_inside.is_none()
             && self.when_has.is_none()
             && self.when_lacks.is_none()
-            && edits_within_match
+            && edits_within_match;
+        if !local {
+            None
+        } else if self.anchor().is_some() {
+            Some(Locator::Anchor)
+        } else if assigns_at_top(root) {
+            Some(Locator::Assignment)
+        } else {
+            None
+        }
     }
 
     /// Whether the rule's `files` select `path` (`/`-separated).
@@ -216,6 +236,21 @@ impl RuleSet {
             query,
         })
     }
+}
+
+/// Whether a pattern rooted at `root` is an assignment (alone or as a statement) with its `=`:
+/// tree-sitter-python has assignments only in expression statements (or chained in other
+/// assignments), so that `=` stands outside all brackets of the statement's logical line.
+fn assigns_at_top(root: &crate::pattern::NodePattern) -> bool {
+    let assignment = match (root.kind.as_str(), root.children.as_slice()) {
+        ("assignment", _) => root,
+        ("expression_statement", [(_, PatNode::Node(only))]) if only.kind == "assignment" => only,
+        _ => return false,
+    };
+    assignment
+        .children
+        .iter()
+        .any(|(_, c)| matches!(c, PatNode::Node(t) if t.kind == "=" && !t.named))
 }
 
 /// For each node kind id of tree-sitter-python, the rules whose pattern root has that kind; a
@@ -367,9 +402,9 @@ fn compile_rule(rule: Rule) -> Result<CompiledRule, RuleError> {
         when_lacks,
         after: Vec::new(),
         step: 0,
-        local: false,
+        locator: None,
     };
-    compiled.local = compiled.is_local();
+    compiled.locator = compiled.locate();
     Ok(compiled)
 }
 

@@ -22,21 +22,20 @@ thread_local! {
 
 /// Parses Python source with this thread's parser.
 pub fn parse(text: &str) -> Tree {
-    PARSER.with(|p| {
-        p.borrow_mut()
-            .parse(text, None)
-            .expect("parsing without a timeout or cancellation flag always yields a tree")
-    })
+    with_parser(|p| p.parse(text, None))
 }
 
 /// Re-parses `new_text`, the result of applying `edits` (ordered, non-overlapping, in
-/// `old_text` offsets) to `old_text`, reusing the unchanged parts of `old`'s tree.
+/// `old_text` offsets) to `old_text`, reusing the unchanged parts of `old`'s tree. With
+/// `regions` (in `new_text` offsets), only those are parsed, as by [`parse_regions`], and
+/// `None` is returned if they do not parse cleanly.
 pub fn reparse(
     old: &Tree,
     old_text: &str,
     edits: &[crate::engine::plan::PlannedEdit],
     new_text: &str,
-) -> Tree {
+    regions: Option<&[Range<usize>]>,
+) -> Option<Tree> {
     let mut tree = old.clone();
     // From the last edit backwards, so every start still has its old offset and position.
     for planned in edits.iter().rev() {
@@ -53,17 +52,28 @@ pub fn reparse(
             new_end_position,
         });
     }
-    PARSER.with(|p| {
-        p.borrow_mut()
-            .parse(new_text, Some(&tree))
-            .expect("parsing without a timeout or cancellation flag always yields a tree")
-    })
+    match regions {
+        None => Some(with_parser(|p| p.parse(new_text, Some(&tree)))),
+        Some(regions) => parse_within(new_text, regions, Some(&tree)),
+    }
+}
+
+/// Runs `parse` with this thread's parser; parsing without a timeout or cancellation flag
+/// always yields a tree.
+fn with_parser(parse: impl FnOnce(&mut Parser) -> Option<Tree>) -> Tree {
+    PARSER
+        .with(|p| parse(&mut p.borrow_mut()))
+        .expect("parsing without a timeout or cancellation flag always yields a tree")
 }
 
 /// Parses only `regions` of `text` (sorted, disjoint byte ranges of whole statements), keeping
 /// the whole text's offsets and positions; `None` if they do not parse cleanly, which is how a
 /// misjudged region shows itself.
 pub fn parse_regions(text: &str, regions: &[Range<usize>]) -> Option<Tree> {
+    parse_within(text, regions, None)
+}
+
+fn parse_within(text: &str, regions: &[Range<usize>], old: Option<&Tree>) -> Option<Tree> {
     if regions.is_empty() {
         // No ranges means the whole text to tree-sitter; nothing to parse means an empty module.
         return Some(parse(""));
@@ -84,17 +94,15 @@ pub fn parse_regions(text: &str, regions: &[Range<usize>]) -> Option<Tree> {
             end_point: advance_to(r.end),
         });
     }
-    PARSER.with(|p| {
-        let mut parser = p.borrow_mut();
+    let tree = with_parser(|parser| {
         parser.set_included_ranges(&ranges).ok()?;
-        let tree = parser.parse(text, None);
+        let tree = parser.parse(text, old);
         parser
             .set_included_ranges(&[])
             .expect("no ranges (the whole text) are always valid");
-        let tree =
-            tree.expect("parsing without a timeout or cancellation flag always yields a tree");
-        (!tree.root_node().has_error()).then_some(tree)
-    })
+        tree
+    });
+    (!tree.root_node().has_error()).then_some(tree)
 }
 
 fn point_at(text: &str, offset: usize) -> tree_sitter::Point {

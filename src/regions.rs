@@ -15,13 +15,25 @@ use std::ops::Range;
 /// How deep f-strings may nest in replacement fields before the scan gives up.
 const MAX_NESTING: usize = 64;
 
-/// The statements holding each of `offsets`, as merged byte ranges of whole lines in
-/// document order; `None` when the text defeats the scan (the caller parses everything).
-/// A compound statement is taken whole, with its `elif`/`else`/`except`/`finally` clauses and
-/// its decorators; offsets in comments or blank lines need no region.
-pub fn statement_regions(text: &str, offsets: &[usize]) -> Option<Vec<Range<usize>>> {
+/// The statements holding each of `offsets` and, with `assignments`, every statement that
+/// assigns with `=`, as merged byte ranges of whole lines in document order; `None` when the
+/// text defeats the scan (the caller parses everything). A compound statement is taken whole,
+/// with its `elif`/`else`/`except`/`finally` clauses and its decorators; offsets in comments or
+/// blank lines need no region.
+pub fn statement_regions(
+    text: &str,
+    offsets: &[usize],
+    assignments: bool,
+) -> Option<Vec<Range<usize>>> {
     let lines = logical_lines(text.as_bytes())?;
     let mut regions: Vec<Range<usize>> = Vec::new();
+    if assignments {
+        for (at, line) in lines.iter().enumerate() {
+            if line.assigns && regions.last().is_none_or(|r| r.end <= line.start) {
+                regions.push(statement_around(&lines, at)?);
+            }
+        }
+    }
     for &offset in offsets {
         // Offsets come mostly in order: most repeat the statement just found.
         if regions.last().is_some_and(|r| r.contains(&offset)) {
@@ -39,7 +51,8 @@ pub fn statement_regions(text: &str, offsets: &[usize]) -> Option<Vec<Range<usiz
     let mut merged: Vec<Range<usize>> = Vec::with_capacity(regions.len());
     for r in regions {
         match merged.last_mut() {
-            Some(last) if r.start < last.end => last.end = last.end.max(r.end),
+            // Touching regions merge too: fewer ranges for the parser to step between.
+            Some(last) if r.start <= last.end => last.end = last.end.max(r.end),
             _ => merged.push(r),
         }
     }
@@ -73,6 +86,8 @@ struct Line {
     /// Width of its leading whitespace, tabs to the next multiple of 8.
     indent: usize,
     kind: Kind,
+    /// Holds an assignment `=` outside all brackets (not `==`, `<=`, `+=`, `:=`, …).
+    assigns: bool,
 }
 
 /// The whole statement the logical line at `at` belongs to.
@@ -184,6 +199,7 @@ fn logical_lines(b: &[u8]) -> Option<Vec<Line>> {
         let first = i;
         let mut depth = 0usize;
         let mut last_significant = None;
+        let mut assigns = false;
         while i < b.len() {
             match b[i] {
                 b'\n' if depth == 0 => {
@@ -204,6 +220,12 @@ fn logical_lines(b: &[u8]) -> Option<Vec<Line>> {
                     match c {
                         b'(' | b'[' | b'{' => depth += 1,
                         b')' | b']' | b'}' => depth = depth.saturating_sub(1),
+                        b'=' if depth == 0
+                            && b.get(i + 1) != Some(&b'=')
+                            && !b"=!<>+-*/%&|^@:".contains(&b[i - 1]) =>
+                        {
+                            assigns = true;
+                        }
                         _ => {}
                     }
                     if !c.is_ascii_whitespace() {
@@ -234,6 +256,7 @@ fn logical_lines(b: &[u8]) -> Option<Vec<Line>> {
             end: i,
             indent,
             kind,
+            assigns: assigns && kind == Kind::Simple,
         });
     }
     Some(lines)
@@ -353,7 +376,7 @@ mod tests {
 
     fn region_texts<'t>(text: &'t str, needle: &str) -> Vec<&'t str> {
         let offsets: Vec<usize> = text.match_indices(needle).map(|(i, _)| i).collect();
-        statement_regions(text, &offsets)
+        statement_regions(text, &offsets, false)
             .expect("scannable")
             .into_iter()
             .map(|r| &text[r])
@@ -397,19 +420,41 @@ mod tests {
 
     #[test]
     fn strings_hide_brackets_comments_and_line_ends() {
-        let text = concat!(
+        let statements = [
             "a = '''\nkey = (\n'''\n",
             "b = r'\\' key'\n",
             "c = f\"{d[\"k\"]:>{width}} key {{\"\n",
             "e = key\n",
+        ];
+        // Blank lines between the statements keep their regions apart.
+        let text = statements.join("\n");
+        assert_eq!(region_texts(&text, "key"), statements);
+    }
+
+    #[test]
+    fn assignments_are_found_without_anchors() {
+        let text = concat!(
+            "import x\n",
+            "a = f(1)\n",
+            "if a == b:\n",
+            "    c[0] += 1\n",
+            "\n",
+            "    d: int = g(h=2)\n",
+            "f(k=3)\n",
+            "\n",
+            "while (n := 1) >= 0: m = 4\n",
         );
+        let regions: Vec<&str> = statement_regions(text, &[], true)
+            .unwrap()
+            .into_iter()
+            .map(|r| &text[r])
+            .collect();
         assert_eq!(
-            region_texts(text, "key"),
+            regions,
             [
-                "a = '''\nkey = (\n'''\n",
-                "b = r'\\' key'\n",
-                "c = f\"{d[\"k\"]:>{width}} key {{\"\n",
-                "e = key\n"
+                "a = f(1)\n",
+                "    d: int = g(h=2)\n",
+                "while (n := 1) >= 0: m = 4\n"
             ]
         );
     }
@@ -426,6 +471,6 @@ mod tests {
         for _ in 0..100 {
             text.push_str("f'{");
         }
-        assert!(statement_regions(&text, &[0]).is_none());
+        assert!(statement_regions(&text, &[0], false).is_none());
     }
 }

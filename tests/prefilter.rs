@@ -190,7 +190,7 @@ fn local_rules_parse_only_the_statements_they_could_match() {
     let local = common::rules(
         "id: l\nmatch: '$OUT = decoder_layer($$$A)'\naction: {remove_kwargs: [output_attentions]}\n",
     );
-    assert!(local.rules[0].local);
+    assert!(local.rules[0].locator.is_some());
     let patched = Engine::new(&local, &env, None).patch(target).unwrap();
     assert_eq!(
         patched.output,
@@ -199,7 +199,7 @@ fn local_rules_parse_only_the_statements_they_could_match() {
     let scoped = common::rules(
         "id: s\nmatch: '$OUT = decoder_layer($$$A)'\ninside: {function: f}\naction: {remove_kwargs: [output_attentions]}\n",
     );
-    assert!(!scoped.rules[0].local);
+    assert!(scoped.rules[0].locator.is_none());
     let refused = Engine::new(&scoped, &env, None).patch(target).unwrap_err();
     assert_eq!(refused.kind(), "target-syntax");
 }

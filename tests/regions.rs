@@ -78,7 +78,7 @@ fn check(path: &str, text: &str, stride: usize, group: usize) -> usize {
         .step_by(stride)
         .collect();
     for chunk in offsets.chunks(group) {
-        let regions = statement_regions(text, chunk)
+        let regions = statement_regions(text, chunk, false)
             .unwrap_or_else(|| panic!("{path}: the scan gave up on a valid file"));
         let tree = python::parse_regions(text, &regions).unwrap_or_else(|| {
             panic!("{path}: regions {regions:?} around {chunk:?} do not parse cleanly")
@@ -109,6 +109,50 @@ fn check(path: &str, text: &str, stride: usize, group: usize) -> usize {
     offsets.len()
 }
 
+/// Checks the assignment scan: every statement of the whole parse that assigns with `=` is in
+/// the regions, with the same shape.
+fn check_assignments(path: &str, text: &str) -> usize {
+    let whole = python::parse(text);
+    if whole.root_node().has_error() {
+        return 0;
+    }
+    let regions = statement_regions(text, &[], true)
+        .unwrap_or_else(|| panic!("{path}: the scan gave up on a valid file"));
+    let tree = python::parse_regions(text, &regions)
+        .unwrap_or_else(|| panic!("{path}: the assignment regions do not parse cleanly"));
+    let mut checked = 0;
+    let mut cursor = whole.root_node().walk();
+    loop {
+        let node = cursor.node();
+        // Assignments with `=` (not bare annotations such as `x: int`).
+        let assigns = |n: Node<'_>| {
+            n.kind() == "assignment" && n.children(&mut n.walk()).any(|c| c.kind() == "=")
+        };
+        if node.kind() == "expression_statement" && node.named_child(0).is_some_and(assigns) {
+            let end = node.end_byte();
+            // A one-line compound statement holding the assignment comes whole.
+            let shape =
+                |root| innermost_statement(root, node.start_byte()).map(|n| structure(n, end));
+            assert_eq!(
+                shape(tree.root_node()),
+                shape(whole.root_node()),
+                "{path}: the assignment at byte {} ({:?})",
+                node.start_byte(),
+                &text[node.byte_range()].lines().next()
+            );
+            checked += 1;
+        }
+        if cursor.goto_first_child() {
+            continue;
+        }
+        while !cursor.goto_next_sibling() {
+            if !cursor.goto_parent() {
+                return checked;
+            }
+        }
+    }
+}
+
 fn fixture() -> String {
     fs::read_to_string(
         Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/regions/layout.py"),
@@ -132,6 +176,14 @@ fn many_regions_parse_together_as_in_the_whole_file() {
 }
 
 #[test]
+fn every_assignment_is_found_by_the_assignment_scan() {
+    let text = fixture();
+    let checked = check_assignments("layout.py", &text);
+    assert!(checked >= 15, "{checked}");
+    check_assignments("layout-crlf.py", &text.replace('\n', "\r\n"));
+}
+
+#[test]
 fn windows_line_ends_change_nothing() {
     let text = fixture().replace('\n', "\r\n");
     check("layout-crlf.py", &text, 1, 1);
@@ -144,7 +196,7 @@ fn the_fixture_statements_are_not_the_whole_file() {
     // would pass the checks above while saving nothing.
     let text = fixture();
     let at = text.find("out = decoder_layer(hidden_states)").unwrap();
-    let regions = statement_regions(&text, &[at]).unwrap();
+    let regions = statement_regions(&text, &[at], false).unwrap();
     assert_eq!(
         regions.iter().map(|r| &text[r.clone()]).collect::<Vec<_>>(),
         ["            out = decoder_layer(hidden_states)\n"]
@@ -157,7 +209,7 @@ fn a_tree_from_the_environment() {
         return;
     };
     let mut stack = vec![PathBuf::from(dir)];
-    let (mut files, mut offsets) = (0, 0);
+    let (mut files, mut offsets, mut assignments) = (0, 0, 0);
     while let Some(dir) = stack.pop() {
         for entry in fs::read_dir(&dir).unwrap() {
             let path = entry.unwrap().path();
@@ -168,9 +220,10 @@ fn a_tree_from_the_environment() {
             {
                 let name = path.display().to_string();
                 offsets += check(&name, &text, 41, 8);
+                assignments += check_assignments(&name, &text);
                 files += 1;
             }
         }
     }
-    eprintln!("checked {offsets} offsets in {files} files");
+    eprintln!("checked {offsets} offsets and {assignments} assignments in {files} files");
 }

@@ -16,7 +16,7 @@ use miette::LabeledSpan;
 use streaming_iterator::StreamingIterator;
 use tree_sitter::{Node, QueryCursor, Tree};
 
-use crate::compile::{CompiledRule, RuleSet};
+use crate::compile::{CompiledRule, Locator, RuleSet};
 use crate::pattern::matcher::{Bindings, Matcher};
 use crate::pattern::query::ROOT_CAPTURE;
 use crate::python::{self, definition_name, describe_syntax_error, first_syntax_error};
@@ -300,22 +300,12 @@ impl<'r> Engine<'r> {
         ))
     }
 
-    /// Surveys a file from a parse of only the statements holding the active rules' anchors,
-    /// where every such rule is statement-local (see `CompiledRule::local`). `None` sends the
-    /// file to a whole parse: a rule that is not local, a region that does not parse cleanly,
-    /// or any failure or miss, which a whole parse describes with the file's full context.
+    /// Surveys a file from a parse of only the statements that could hold a match, where every
+    /// active rule is statement-local (see `CompiledRule::locator`). `None` sends the file to a
+    /// whole parse: a rule that is not local, a region that does not parse cleanly, or any
+    /// failure or miss, which a whole parse describes with the file's full context.
     fn survey_regions(&self, target: Target<'_>) -> Option<Survey> {
-        let open: Vec<usize> = self
-            .running_order(target.path)
-            .into_iter()
-            .filter(|(_, gate)| *gate == Gate::Open)
-            .map(|(i, _)| i)
-            .collect();
-        if !open.iter().all(|&i| self.rules.rules[i].local) {
-            return None;
-        }
-        let offsets = self.rules.prefilter.anchor_offsets(target.source, &open)?;
-        let regions = crate::regions::statement_regions(target.source, &offsets)?;
+        let regions = self.candidate_statements(target)?;
         let tree = python::parse_regions(target.source, &regions)?;
         let survey = self.survey_parsed(
             target,
@@ -325,6 +315,27 @@ impl<'r> Engine<'r> {
             },
         );
         (survey.errors.is_empty() && survey.misses.is_empty()).then_some(survey)
+    }
+
+    /// The statements of `target` that could hold a match of a rule that runs on it, when
+    /// every such rule is statement-local.
+    fn candidate_statements(&self, target: Target<'_>) -> Option<Vec<Range<usize>>> {
+        let mut anchored = Vec::new();
+        let mut assignments = false;
+        for (i, gate) in self.running_order(target.path) {
+            if gate != Gate::Open {
+                continue;
+            }
+            match self.rules.rules[i].locator? {
+                Locator::Anchor => anchored.push(i),
+                Locator::Assignment => assignments = true,
+            }
+        }
+        let offsets = self
+            .rules
+            .prefilter
+            .anchor_offsets(target.source, &anchored)?;
+        crate::regions::statement_regions(target.source, &offsets, assignments)
     }
 
     /// Runs the rules on a parsed file, then checks that running them on their own output
@@ -842,8 +853,10 @@ impl Parsed {
     /// way to a whole parse, which pins down what the edits broke.
     fn reparse(&self, old_text: &str, edits: &[PlannedEdit], new_text: &str) -> Parsed {
         let Some(regions) = &self.regions else {
+            let tree = python::reparse(&self.tree, old_text, edits, new_text, None)
+                .expect("a whole parse always yields a tree");
             return Parsed {
-                tree: python::reparse(&self.tree, old_text, edits, new_text),
+                tree,
                 regions: None,
             };
         };
@@ -860,7 +873,7 @@ impl Parsed {
             .iter()
             .map(|r| moved(r.start)..moved(r.end))
             .collect();
-        match python::parse_regions(new_text, &regions) {
+        match python::reparse(&self.tree, old_text, edits, new_text, Some(&regions)) {
             Some(tree) => Parsed {
                 tree,
                 regions: Some(regions),
