@@ -51,7 +51,8 @@ pub struct CompiledRule {
 /// How a statement-local rule's candidate statements are found from a file's bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Locator {
-    /// The statements holding the rule's anchor literal.
+    /// The statements holding the rule's anchor: whichever pattern literal is rarest in the
+    /// file (every match contains them all).
     Anchor,
     /// The assignment statements: every match is an assignment, whose `=` stands outside all
     /// brackets of its line.
@@ -86,15 +87,6 @@ impl CompiledRule {
         out.sort();
         out.dedup();
         out
-    }
-
-    /// A literal inside every match: the longest of the pattern's (likely the rarest).
-    pub fn anchor(&self) -> Option<String> {
-        self.pattern
-            .literals
-            .iter()
-            .max_by_key(|l| l.len())
-            .cloned()
     }
 
     /// How the rule's candidate statements are found (see `locator`). A rule is statement-local
@@ -132,7 +124,7 @@ impl CompiledRule {
             && edits_within_match;
         if !local {
             None
-        } else if self.anchor().is_some() {
+        } else if !self.pattern.literals.is_empty() {
             Some(Locator::Anchor)
         } else if assigns_at_top(root) {
             Some(Locator::Assignment)
@@ -225,13 +217,16 @@ impl RuleSet {
             )
         })?;
         let literals: Vec<Vec<String>> = compiled.iter().map(CompiledRule::literals).collect();
-        let anchors: Vec<Option<String>> = compiled.iter().map(CompiledRule::anchor).collect();
+        let inside_matches: Vec<Vec<String>> = compiled
+            .iter()
+            .map(|r| r.pattern.literals.clone())
+            .collect();
         let by_root_kind = by_root_kind(&compiled);
         let rooted_below = rooted_below(&by_root_kind);
         Ok(RuleSet {
             by_root_kind,
             rooted_below,
-            prefilter: Prefilter::new(&literals, &anchors),
+            prefilter: Prefilter::new(&literals, &inside_matches),
             rules: compiled,
             query,
         })

@@ -5,9 +5,9 @@
 //! file finds which of all rules' literals occur; a rule whose literals do not all occur cannot
 //! match, and a file where no rule can match is not parsed at all.
 //!
-//! A rule's pattern literals also lie inside each of its matches, so the longest of them is the
-//! rule's anchor: where a file is parsed, the candidate query runs only over the top-level
-//! statements that hold an anchor of every rule it looks for.
+//! A rule's pattern literals also lie inside each of its matches, so whichever of them is
+//! rarest in a file is the rule's anchor there: only the statements holding an anchor need
+//! parsing, or (where a file is parsed whole) querying.
 
 use aho_corasick::AhoCorasick;
 
@@ -18,54 +18,71 @@ pub struct Prefilter {
     literal_count: usize,
     /// For each rule, the indexes of the literals it needs.
     needs: Vec<Vec<usize>>,
-    /// For each rule, the index of a literal every match contains, if its pattern has one.
-    anchors: Vec<Option<usize>>,
+    /// For each rule, the indexes of the literals every match contains (its pattern's).
+    inside_matches: Vec<Vec<usize>>,
 }
 
 impl Prefilter {
-    /// Builds the prefilter from each rule's required literals and, where it has one, the
-    /// literal inside every match of the rule (which must be among its required literals).
-    pub fn new(rule_literals: &[Vec<String>], anchors: &[Option<String>]) -> Self {
+    /// Builds the prefilter from each rule's required literals and, among them, those that lie
+    /// inside every match of the rule.
+    pub fn new(rule_literals: &[Vec<String>], inside_matches: &[Vec<String>]) -> Self {
         fn intern<'a>(literals: &mut Vec<&'a str>, l: &'a str) -> usize {
             literals.iter().position(|x| *x == l).unwrap_or_else(|| {
                 literals.push(l);
                 literals.len() - 1
             })
         }
+        fn index<'a>(literals: &mut Vec<&'a str>, lists: &'a [Vec<String>]) -> Vec<Vec<usize>> {
+            lists
+                .iter()
+                .map(|lits| lits.iter().map(|l| intern(literals, l)).collect())
+                .collect()
+        }
         let mut literals: Vec<&str> = Vec::new();
-        let needs = rule_literals
-            .iter()
-            .map(|lits| lits.iter().map(|l| intern(&mut literals, l)).collect())
-            .collect();
-        let anchors = anchors
-            .iter()
-            .map(|a| a.as_deref().map(|l| intern(&mut literals, l)))
-            .collect();
+        let needs = index(&mut literals, rule_literals);
+        let inside_matches = index(&mut literals, inside_matches);
         let automaton = (!literals.is_empty())
             .then(|| AhoCorasick::new(&literals).expect("plain literals always build"));
         Self {
             automaton,
             literal_count: literals.len(),
             needs,
-            anchors,
+            inside_matches,
         }
     }
 
-    /// The byte offsets in `text` of the anchors of `rules`, sorted; `None` when one of them
-    /// has no anchor (its matches could be anywhere).
+    /// The byte offsets in `text` of the anchors of `rules`, sorted: for each rule, every
+    /// occurrence of whichever of its in-match literals occurs least often here (a rule with
+    /// one absent has no match, and no anchor). `None` when a rule has no such literal (its
+    /// matches could be anywhere).
     pub fn anchor_offsets(&self, text: &str, rules: &[usize]) -> Option<Vec<usize>> {
-        let wanted: Vec<usize> = rules
-            .iter()
-            .map(|&r| self.anchors[r])
-            .collect::<Option<_>>()?;
+        if rules.iter().any(|&r| self.inside_matches[r].is_empty()) {
+            return None;
+        }
         let Some(automaton) = &self.automaton else {
             return Some(Vec::new());
         };
+        let hits: Vec<(usize, usize)> = automaton
+            .find_overlapping_iter(text)
+            .map(|m| (m.pattern().as_usize(), m.start()))
+            .collect();
+        let mut counts = vec![0usize; self.literal_count];
+        for &(literal, _) in &hits {
+            counts[literal] += 1;
+        }
+        let mut anchor = vec![false; self.literal_count];
+        for &r in rules {
+            let rarest = self.inside_matches[r]
+                .iter()
+                .copied()
+                .min_by_key(|&l| counts[l])
+                .expect("checked non-empty above");
+            anchor[rarest] = true;
+        }
         Some(
-            automaton
-                .find_overlapping_iter(text)
-                .filter(|m| wanted.contains(&m.pattern().as_usize()))
-                .map(|m| m.start())
+            hits.into_iter()
+                .filter(|&(literal, _)| anchor[literal])
+                .map(|(_, start)| start)
                 .collect(),
         )
     }
@@ -97,7 +114,7 @@ mod tests {
                 vec!["WhisperDecoder".into(), "layers".into()],
                 vec![],
             ],
-            &[None, None, None],
+            &[vec![], vec![], vec![]],
         );
         assert_eq!(p.possible("x = decoder_layer(h)"), [true, false, true]);
         assert_eq!(
@@ -107,18 +124,25 @@ mod tests {
     }
 
     #[test]
-    fn anchors_are_found_where_every_rule_has_one() {
+    fn each_rule_is_anchored_on_its_rarest_literal_in_the_file() {
         let p = Prefilter::new(
             &[
                 vec!["decoder_layer".into()],
                 vec!["self".into(), "mlp".into()],
                 vec![],
             ],
-            &[Some("decoder_layer".into()), Some("mlp".into()), None],
+            &[
+                vec!["decoder_layer".into()],
+                vec!["self".into(), "mlp".into()],
+                vec![],
+            ],
         );
-        let text = "x = self.mlp(h)\ny = decoder_layer(x)\n";
+        let text = "x = self.mlp(h)\ny = decoder_layer(x)\nz = self.norm(y)\n";
         assert_eq!(p.anchor_offsets(text, &[0]), Some(vec![20]));
+        // `mlp` occurs once, `self` twice.
         assert_eq!(p.anchor_offsets(text, &[0, 1]), Some(vec![9, 20]));
+        let text = "x = self.mlp(h)\ny = mlp(self)\nz = mlp(mlp)\n";
+        assert_eq!(p.anchor_offsets(text, &[1]), Some(vec![4, 24]));
         assert_eq!(p.anchor_offsets(text, &[0, 2]), None);
     }
 }

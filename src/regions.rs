@@ -88,6 +88,8 @@ struct Line {
     kind: Kind,
     /// Holds an assignment `=` outside all brackets (not `==`, `<=`, `+=`, `:=`, …).
     assigns: bool,
+    /// Begins with `try`.
+    opens_try: bool,
 }
 
 /// The whole statement the logical line at `at` belongs to.
@@ -114,12 +116,44 @@ fn statement_around(lines: &[Line], at: usize) -> Option<Range<usize>> {
     {
         first = prev;
     }
-    let last = if matches!(lines[def].kind, Kind::Header | Kind::Clause | Kind::Case) {
-        end_of_compound(lines, def)
-    } else {
-        def
+    let last = match lines[def].kind {
+        // From a clause or a case, the statement up to it is needed: take it whole.
+        _ if head != at && !matches!(line.kind, Kind::Decorator) => end_of_compound(lines, def),
+        Kind::Header | Kind::Case => end_of_first_statement(lines, def),
+        Kind::Clause => end_of_compound(lines, def),
+        _ => def,
     };
     Some(lines[first].start..lines[last].end)
+}
+
+/// The last line of the shortest valid form of the compound statement whose header is at
+/// `header`: the header and the first statement of its block, itself cut short when compound.
+/// A match on the header line (the anchor is there) lies within it; the rest of the block
+/// holds its own anchors. A `try` needs its clauses and comes whole.
+fn end_of_first_statement(lines: &[Line], header: usize) -> usize {
+    let mut h = header;
+    loop {
+        if lines[h].opens_try {
+            return end_of_compound(lines, h);
+        }
+        let Some(mut next) = (h + 1..lines.len()).find(|&i| lines[i].kind != Kind::Blank) else {
+            return h;
+        };
+        if lines[next].indent <= lines[h].indent {
+            // No block: the region will not parse, and the file is parsed whole.
+            return h;
+        }
+        while lines[next].kind == Kind::Decorator {
+            match next_at_indent(lines, next, lines[next].indent) {
+                Some(n) => next = n,
+                None => return next,
+            }
+        }
+        match lines[next].kind {
+            Kind::Header | Kind::Case => h = next,
+            _ => return next,
+        }
+    }
 }
 
 /// The header (`if`, `try`, `for`, `while`, …) a clause line continues.
@@ -257,6 +291,7 @@ fn logical_lines(b: &[u8]) -> Option<Vec<Line>> {
             indent,
             kind,
             assigns: assigns && kind == Kind::Simple,
+            opens_try: kind == Kind::Header && starts_keyword(&b[first..], b"try"),
         });
     }
     Some(lines)
@@ -393,25 +428,38 @@ mod tests {
     }
 
     #[test]
-    fn a_header_takes_its_block_and_clauses() {
-        let text = "def f():\n    if key(x):\n        a = 1\n\n    # note\n    elif y:\n        b = 2\n    else:\n        c = 3\n    d = 4\n";
-        let expected = "    if key(x):\n        a = 1\n\n    # note\n    elif y:\n        b = 2\n    else:\n        c = 3\n";
-        assert_eq!(region_texts(text, "key"), [expected]);
-        // From a clause, the statement it belongs to.
+    fn a_header_takes_its_first_statement_and_a_clause_the_whole_statement() {
+        let text = "def f():\n    if key(x):\n        a = 1\n        b = 2\n\n    # note\n    elif y:\n        b = 2\n    else:\n        c = 3\n    d = 4\n";
+        assert_eq!(
+            region_texts(text, "key"),
+            ["    if key(x):\n        a = 1\n"]
+        );
+        // From a clause, the statement up to it, which is the whole statement here.
         let text2 = text
             .replace("elif y", "elif key(y)")
             .replace("if key(x)", "if x");
         assert_eq!(
             region_texts(&text2, "key"),
-            [expected
-                .replace("elif y", "elif key(y)")
-                .replace("if key(x)", "if x")]
+            [
+                "    if x:\n        a = 1\n        b = 2\n\n    # note\n    elif key(y):\n        b = 2\n    else:\n        c = 3\n"
+            ]
+        );
+        // A nested header's first statement, past decorators; a `try` needs its clauses.
+        let text3 = "class K(key):\n    @p\n    def g(self):\n        return 1\n    x = 2\n";
+        assert_eq!(
+            region_texts(text3, "key"),
+            ["class K(key):\n    @p\n    def g(self):\n        return 1\n"]
+        );
+        let text4 = "try:\n    key()\nexcept E:\n    pass\nz = 1\n";
+        assert_eq!(
+            region_texts(text4, "try"),
+            ["try:\n    key()\nexcept E:\n    pass\n"]
         );
     }
 
     #[test]
     fn decorators_belong_to_their_definition() {
-        let text = "x = 0\n@first\n@second(key)\ndef f():\n    return 1\ny = 2\n";
+        let text = "x = 0\n@first\n@second(key)\ndef f():\n    return 1\n    return 2\ny = 2\n";
         assert_eq!(
             region_texts(text, "key"),
             ["@first\n@second(key)\ndef f():\n    return 1\n"]

@@ -1,6 +1,7 @@
 //! The statement-region scan agrees with tree-sitter: around any offset, a parse of only the
-//! regions holds the same innermost statement, with the same subtree, as a parse of the whole
-//! file; and every region of a valid file parses cleanly (no fallback to a whole parse).
+//! regions holds the same innermost statement, with the same subtree up to the first block
+//! after the offset (all a match there can reach), as a parse of the whole file; and every
+//! region of a valid file parses cleanly (no fallback to a whole parse).
 //! With `REPATCH_REGION_TREE=DIR`, every `*.py` below DIR is checked too (e.g. transformers).
 
 use std::fs;
@@ -47,6 +48,22 @@ fn structure(statement: Node<'_>, end: usize) -> Vec<(u16, usize, usize, Option<
     nodes
 }
 
+/// Where the part of `statement` a match at `offset` could lie in ends: at the first block
+/// that starts after it (a compound statement's body holds anchors of its own), else at the
+/// statement's end.
+fn header_end(statement: Node<'_>, offset: usize) -> usize {
+    let mut end = statement.end_byte();
+    let mut stack = vec![statement];
+    while let Some(node) = stack.pop() {
+        if node.kind() == "block" && node.start_byte() > offset {
+            end = end.min(node.start_byte());
+            continue;
+        }
+        stack.extend(node.children(&mut node.walk()));
+    }
+    end
+}
+
 /// Offsets of every named leaf (identifiers, numbers, string parts, …).
 fn leaf_offsets(root: Node<'_>) -> Vec<usize> {
     let mut out = Vec::new();
@@ -87,7 +104,7 @@ fn check(path: &str, text: &str, stride: usize, group: usize) -> usize {
             let Some(expected) = innermost_statement(whole.root_node(), offset) else {
                 continue;
             };
-            let end = expected.end_byte();
+            let end = header_end(expected, offset);
             let got = innermost_statement(tree.root_node(), offset).map(|n| structure(n, end));
             let expected = structure(expected, end);
             if got.as_ref() != Some(&expected) {
