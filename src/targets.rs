@@ -54,7 +54,7 @@ pub fn glob_path(path: &Path) -> String {
 
 /// Decodes a target's bytes, refusing non-UTF-8 and NUL bytes with the offset of the first.
 pub fn decode(display: &str, bytes: Vec<u8>) -> Result<String, Error> {
-    if let Some(offset) = bytes.iter().position(|b| *b == 0) {
+    if let Some(offset) = memchr::memchr(0, &bytes) {
         let shown = String::from_utf8_lossy(&bytes).replace('\0', "\u{2400}");
         return Err(Error::NulByte {
             path: display.to_string(),

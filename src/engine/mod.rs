@@ -453,6 +453,16 @@ impl<'r> Engine<'r> {
         let mut reports = Vec::new();
         let mut errors = Vec::new();
         let mut misses = Vec::new();
+        // With one planning step in all, the text after it is only checked, not planned on:
+        // where every rule is statement-local, the statements it edited are all there is to
+        // re-parse and check (every other statement is as it was, and gave no edit).
+        let groups: HashSet<(Phase, usize)> = self
+            .running_order(path)
+            .into_iter()
+            .filter(|(_, gate)| *gate == Gate::Open)
+            .map(|(i, _)| (self.rules.rules[i].rule.phase, self.rules.rules[i].step))
+            .collect();
+        let only_edits = groups.len() == 1;
         for phase in Phase::ALL {
             if self.phase.is_some_and(|p| p != phase) {
                 continue;
@@ -501,6 +511,7 @@ impl<'r> Engine<'r> {
                     path,
                     &text,
                     &parsed,
+                    only_edits,
                     phase,
                     &group,
                     check_expect,
@@ -531,6 +542,7 @@ impl<'r> Engine<'r> {
         path: &str,
         text: &str,
         parsed: &Parsed,
+        only_edits: bool,
         phase: Phase,
         active: &[usize],
         check_expect: bool,
@@ -671,7 +683,11 @@ impl<'r> Engine<'r> {
             return None;
         }
         let output = plan::apply(text, &planned);
-        let reparsed = parsed.reparse(text, &planned, &output);
+        let reparsed = if only_edits && parsed.regions.is_some() {
+            Parsed::edited_statements(&output, &planned)
+        } else {
+            parsed.reparse(text, &planned, &output)
+        };
         if let Some(error) = first_syntax_error(reparsed.tree.root_node()) {
             let mut rules: Vec<usize> = planned.iter().map(|p| p.rule).collect();
             rules.sort_unstable();
@@ -848,6 +864,37 @@ struct Parsed {
 }
 
 impl Parsed {
+    /// The statements of `new_text` that `edits` (ordered, in old-text offsets) changed,
+    /// parsed alone; a whole parse where they do not parse cleanly.
+    fn edited_statements(new_text: &str, edits: &[PlannedEdit]) -> Parsed {
+        let mut offsets = Vec::new();
+        let mut shift: isize = 0;
+        for p in edits {
+            let start = p.edit.range.start.saturating_add_signed(shift);
+            let end = start + p.edit.text.len();
+            offsets.push(start);
+            // Inserted text may hold several statements.
+            offsets
+                .extend(memchr::memchr_iter(b'\n', p.edit.text.as_bytes()).map(|i| start + i + 1));
+            offsets.push(end.saturating_sub(1).max(start));
+            shift += p.edit.text.len() as isize - p.edit.range.len() as isize;
+        }
+        offsets.retain(|&o| o < new_text.len());
+        offsets.sort_unstable();
+        crate::regions::statement_regions(new_text, &offsets, false)
+            .and_then(|regions| {
+                let tree = python::parse_regions(new_text, &regions)?;
+                Some(Parsed {
+                    tree,
+                    regions: Some(regions),
+                })
+            })
+            .unwrap_or_else(|| Parsed {
+                tree: python::parse(new_text),
+                regions: None,
+            })
+    }
+
     /// The tree of `new_text`, the result of applying `edits` (ordered, in `old_text` offsets,
     /// and within the parsed regions) to `old_text`. Regions that no longer parse cleanly give
     /// way to a whole parse, which pins down what the edits broke.
