@@ -832,12 +832,21 @@ impl<'r> Engine<'r> {
                     .filter_map(|node| {
                         // The pattern alone first: cheap, and most candidates of a whole-tree
                         // walk fail it; scopes (and the bindings they seed) only for the rest.
-                        if !matcher.matches(&rule.pattern.root, node, &mut Bindings::default())
-                            && !matcher.ran_out()
-                        {
+                        let mut alone = Bindings::default();
+                        let matched = matcher.matches(&rule.pattern.root, node, &mut alone);
+                        if !matched && !matcher.ran_out() {
                             return None;
                         }
                         let seeds = scope::scope_bindings(rule, root, node, text, &matcher).ok()?;
+                        if matched && rule.loop_pattern.is_none() {
+                            // No loop seeds the bindings: the pattern's alone are the match's.
+                            let guarded = guarded(rule, root, node, &alone, &matcher);
+                            return Some(Found {
+                                node,
+                                bindings: alone,
+                                guarded,
+                            });
+                        }
                         seeds.into_iter().find_map(|mut bindings| {
                             if !matcher.matches(&rule.pattern.root, node, &mut bindings) {
                                 return None;

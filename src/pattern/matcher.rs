@@ -5,7 +5,27 @@ use std::cell::Cell;
 use tree_sitter::Node;
 
 use super::{NodePattern, PatNode};
-use crate::python::significant_children;
+use crate::python::{is_trivia, significant_children};
+
+/// The children of a node that a pattern's are compared with; most nodes have few.
+type Targets<'t> = smallvec::SmallVec<[Node<'t>; 8]>;
+
+/// A pattern in a sequence: a bare one, or a child pattern with its field.
+trait AsPattern {
+    fn pattern(&self) -> &PatNode;
+}
+
+impl AsPattern for &PatNode {
+    fn pattern(&self) -> &PatNode {
+        self
+    }
+}
+
+impl AsPattern for (Option<String>, PatNode) {
+    fn pattern(&self) -> &PatNode {
+        &self.1
+    }
+}
 
 /// What one metavariable bound.
 #[derive(Debug, Clone)]
@@ -153,7 +173,7 @@ impl<'s> Matcher<'s> {
     }
 
     fn concrete<'t>(&self, p: &NodePattern, node: Node<'t>, b: &mut Bindings<'t>) -> bool {
-        if node.kind() != p.kind || node.is_named() != p.named {
+        if !p.kind_ids.contains(&node.kind_id()) {
             return false;
         }
         if let Some(text) = &p.text {
@@ -163,7 +183,6 @@ impl<'s> Matcher<'s> {
             return node.child_count() == 0 || !p.named;
         }
         let targets = self.targets_for(p, node);
-        let patterns: Vec<&PatNode> = p.children.iter().map(|(_, c)| c).collect();
         let checkpoint = b.checkpoint();
         if p.kind == "decorator"
             && let Some(ok) = self.bare_decorator(p, &targets, b)
@@ -171,9 +190,10 @@ impl<'s> Matcher<'s> {
             return ok;
         }
         let ok = if p.kind == "argument_list" {
+            let patterns: Vec<&PatNode> = p.children.iter().map(|(_, c)| c).collect();
             self.arguments(&patterns, &targets, b)
         } else {
-            self.sequence(&patterns, &targets, b)
+            self.sequence(&p.children, &targets, b)
         };
         if !ok {
             b.rollback(checkpoint);
@@ -185,20 +205,30 @@ impl<'s> Matcher<'s> {
 
     /// The children of `node` to compare with `p`'s: a function pattern without a return
     /// annotation matches functions with one.
-    fn targets_for<'t>(&self, p: &NodePattern, node: Node<'t>) -> Vec<Node<'t>> {
+    fn targets_for<'t>(&self, p: &NodePattern, node: Node<'t>) -> Targets<'t> {
         let lenient = p.kind == "function_definition"
             && !p
                 .children
                 .iter()
                 .any(|(f, _)| f.as_deref() == Some("return_type"));
-        if !lenient {
-            return significant_children(node);
+        let return_type = lenient
+            .then(|| node.child_by_field_name("return_type"))
+            .flatten();
+        let mut cursor = node.walk();
+        let mut targets = Targets::new();
+        if cursor.goto_first_child() {
+            loop {
+                let c = cursor.node();
+                let dropped = lenient && (c.kind() == "->" || Some(c) == return_type);
+                if !is_trivia(&c) && !dropped {
+                    targets.push(c);
+                }
+                if !cursor.goto_next_sibling() {
+                    break;
+                }
+            }
         }
-        let return_type = node.child_by_field_name("return_type");
-        significant_children(node)
-            .into_iter()
-            .filter(|c| c.kind() != "->" && Some(*c) != return_type)
-            .collect()
+        targets
     }
 
     /// `@f($$$A)` against a bare `@f`: `Some(result)` when that case applies.
@@ -249,26 +279,28 @@ impl<'s> Matcher<'s> {
     }
 
     /// Matches a run of patterns against a run of nodes; `$$$` takes any number of nodes.
-    fn sequence<'t>(
+    fn sequence<'t, P: AsPattern>(
         &self,
-        patterns: &[&PatNode],
+        patterns: &[P],
         nodes: &[Node<'t>],
         b: &mut Bindings<'t>,
     ) -> bool {
         let Some((first, rest)) = patterns.split_first() else {
             return nodes.is_empty();
         };
-        if let PatNode::Multi(name) = first {
+        if let PatNode::Multi(name) = first.pattern() {
             // The fewest nodes that leave a match for the rest, so `$$$A, $X` binds `$X` last.
             let min_rest = rest
                 .iter()
-                .filter(|p| !matches!(p, PatNode::Multi(_)))
+                .filter(|p| !matches!(p.pattern(), PatNode::Multi(_)))
                 .count();
             if nodes.len() < min_rest {
                 return false;
             }
             // With no other sequence after it, how many nodes it takes is already decided.
-            let fixed = !rest.iter().any(|p| matches!(p, PatNode::Multi(_)));
+            let fixed = !rest
+                .iter()
+                .any(|p| matches!(p.pattern(), PatNode::Multi(_)));
             let first_take = if fixed { nodes.len() - min_rest } else { 0 };
             for take in first_take..=nodes.len() - min_rest {
                 if !self.spend() {
@@ -288,7 +320,7 @@ impl<'s> Matcher<'s> {
             return false;
         };
         let checkpoint = b.checkpoint();
-        if self.node(first, *node, b) && self.sequence(rest, others, b) {
+        if self.node(first.pattern(), *node, b) && self.sequence(rest, others, b) {
             return true;
         }
         b.rollback(checkpoint);

@@ -32,6 +32,9 @@ pub enum PatNode {
 pub struct NodePattern {
     /// The tree-sitter kind, e.g. `call`.
     pub kind: String,
+    /// The ids of that kind (one name may have several, through aliases): the matcher
+    /// compares ids, not names.
+    pub kind_ids: &'static [u16],
     /// Whether the kind is a named node (as opposed to a token such as `=`).
     pub named: bool,
     /// For named leaves (identifiers, numbers, string parts): the exact text.
@@ -294,6 +297,7 @@ fn convert(
     if node.child_count() == 0 {
         return Ok(PatNode::Node(NodePattern {
             kind: node.kind().to_string(),
+            kind_ids: crate::grammar::kind_ids(node.kind(), node.is_named()),
             named: node.is_named(),
             text: node.is_named().then(|| node_text.to_string()),
             children: Vec::new(),
@@ -327,6 +331,7 @@ fn convert(
     }
     Ok(PatNode::Node(NodePattern {
         kind: node.kind().to_string(),
+        kind_ids: crate::grammar::kind_ids(node.kind(), node.is_named()),
         named: node.is_named(),
         text: None,
         children: children.into_iter().map(|(f, c, _)| (f, c)).collect(),
