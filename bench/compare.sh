@@ -77,6 +77,7 @@ b = next(r for r in rows if r[0] == "b"); c = next(r for r in rows if r[0] == "c
 print(f"(c) / (b) for repatch: {c[1] / b[1]:.2f}")
 PY
 
-# The parse floor: tree-sitter-python alone on the files each workload must parse whole (all of
-# them for (b), those holding `decoder_layer` for (a)). No whole-file parser beats these.
+# The parse floor: tree-sitter-python alone, parsing whole files (all of them, and those holding
+# `decoder_layer`): what any whole-file parser needs at least. repatch parses only the statements
+# statement-local rules could match, so it can run below it.
 cargo bench --quiet --bench parse_floor -- "$tree" decoder_layer 2>/dev/null | grep -E '^(all files|files containing)'

@@ -1,5 +1,6 @@
 //! Micro-benchmarks of the engine's stages on the shipped example (criterion):
-//! pattern compilation, the literal prefilter, parse + query of one file, and applying edits.
+//! pattern compilation, the literal prefilter, parse + query of one file, the statement-region
+//! scan and parse, and applying edits.
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use repatch::compile::RuleSet;
@@ -31,6 +32,22 @@ fn benches(c: &mut Criterion) {
     });
     c.bench_function("parse one large file", |b| {
         b.iter(|| repatch::python::parse(&large))
+    });
+    let anchor: Vec<usize> = large
+        .match_indices("decoder_layer")
+        .map(|(i, _)| i)
+        .collect();
+    c.bench_function(
+        "scan one large file for the statements around an anchor",
+        |b| b.iter(|| repatch::regions::statement_regions(&large, &anchor, false).unwrap()),
+    );
+    let anchored = repatch::regions::statement_regions(&large, &anchor, false).unwrap();
+    c.bench_function("parse only those statements", |b| {
+        b.iter(|| repatch::python::parse_regions(&large, &anchored).unwrap())
+    });
+    let assignments = repatch::regions::statement_regions(&large, &[], true).unwrap();
+    c.bench_function("parse only the assignment statements", |b| {
+        b.iter(|| repatch::python::parse_regions(&large, &assignments).unwrap())
     });
     let mut versions = VersionEnv::default();
     versions.insert_pair("transformers=4.57.6").unwrap();

@@ -224,8 +224,8 @@ impl<'r> Engine<'r> {
         self.all_files || rule.selects(path)
     }
 
-    /// Turns the literal prefilter off (every selected file is parsed); for tests that
-    /// check the prefilter never changes an outcome.
+    /// Turns the literal prefilter and statement regions off (every selected file is parsed
+    /// whole); for tests that check they never change an outcome.
     pub fn without_prefilter(mut self) -> Self {
         self.prefilter = false;
         self
