@@ -39,13 +39,15 @@ fn benches(c: &mut Criterion) {
         .collect();
     c.bench_function(
         "scan one large file for the statements around an anchor",
-        |b| b.iter(|| repatch::regions::statement_regions(&large, &anchor, false).unwrap()),
+        |b| b.iter(|| repatch::regions::statement_regions(&large, &anchor, &[]).unwrap()),
     );
-    let anchored = repatch::regions::statement_regions(&large, &anchor, false).unwrap();
+    let anchored = repatch::regions::statement_regions(&large, &anchor, &[]).unwrap();
     c.bench_function("parse only those statements", |b| {
         b.iter(|| repatch::python::parse_regions(&large, &anchored).unwrap())
     });
-    let assignments = repatch::regions::statement_regions(&large, &[], true).unwrap();
+    let assignments =
+        repatch::regions::statement_regions(&large, &[], &[repatch::regions::punctuation("=()")])
+            .unwrap();
     c.bench_function("parse only the assignment statements", |b| {
         b.iter(|| repatch::python::parse_regions(&large, &assignments).unwrap())
     });

@@ -54,9 +54,12 @@ pub enum Locator {
     /// The statements holding the rule's anchor: whichever pattern literal is rarest in the
     /// file (every match contains them all).
     Anchor,
-    /// The assignment statements: every match is an assignment, whose `=` stands outside all
-    /// brackets of its line.
-    Assignment,
+    /// The assignment statements holding the pattern's punctuation: every match is an
+    /// assignment, whose `=` stands outside all brackets of its line.
+    Assignment {
+        /// The punctuation of the pattern's tokens outside strings (`regions::punctuation`).
+        punctuation: u32,
+    },
 }
 
 impl CompiledRule {
@@ -127,7 +130,9 @@ impl CompiledRule {
         } else if !self.pattern.literals.is_empty() {
             Some(Locator::Anchor)
         } else if assigns_at_top(root) {
-            Some(Locator::Assignment)
+            Some(Locator::Assignment {
+                punctuation: pattern_punctuation(&self.pattern.root),
+            })
         } else {
             None
         }
@@ -246,6 +251,25 @@ fn assigns_at_top(root: &crate::pattern::NodePattern) -> bool {
         .children
         .iter()
         .any(|(_, c)| matches!(c, PatNode::Node(t) if t.kind == "=" && !t.named))
+}
+
+/// The punctuation of a pattern's tokens, leaving out strings (whose parts are text, and whose
+/// interpolations the region scan does not look into).
+fn pattern_punctuation(root: &PatNode) -> u32 {
+    let PatNode::Node(node) = root else {
+        return 0;
+    };
+    if node.kind == "string" {
+        return 0;
+    }
+    let own = if node.named {
+        0
+    } else {
+        crate::regions::punctuation(&node.kind)
+    };
+    node.children
+        .iter()
+        .fold(own, |mask, (_, child)| mask | pattern_punctuation(child))
 }
 
 /// For each node kind id of tree-sitter-python, the rules whose pattern root has that kind; a

@@ -15,21 +15,26 @@ use std::ops::Range;
 /// How deep f-strings may nest in replacement fields before the scan gives up.
 const MAX_NESTING: usize = 64;
 
-/// The statements holding each of `offsets` and, with `assignments`, every statement that
-/// assigns with `=`, as merged byte ranges of whole lines in document order; `None` when the
-/// text defeats the scan (the caller parses everything). A compound statement is taken whole,
-/// with its `elif`/`else`/`except`/`finally` clauses and its decorators; offsets in comments or
-/// blank lines need no region.
+/// The statements holding each of `offsets` and every statement that assigns with `=` and
+/// holds all the punctuation of one of `assignments` (masks from [`punctuation`]), as merged
+/// byte ranges of whole lines in document order; `None` when the text defeats the scan (the
+/// caller parses everything). A compound statement is taken whole, with its
+/// `elif`/`else`/`except`/`finally` clauses and its decorators; offsets in comments or blank
+/// lines need no region.
 pub fn statement_regions(
     text: &str,
     offsets: &[usize],
-    assignments: bool,
+    assignments: &[u32],
 ) -> Option<Vec<Range<usize>>> {
     let lines = logical_lines(text.as_bytes())?;
     let mut regions: Vec<Range<usize>> = Vec::new();
-    if assignments {
+    if !assignments.is_empty() {
         for (at, line) in lines.iter().enumerate() {
-            if line.assigns && regions.last().is_none_or(|r| r.end <= line.start) {
+            let wanted = line.assigns
+                && assignments
+                    .iter()
+                    .any(|&mask| line.punctuation & mask == mask);
+            if wanted && regions.last().is_none_or(|r| r.end <= line.start) {
                 regions.push(statement_around(&lines, at)?);
             }
         }
@@ -57,6 +62,28 @@ pub fn statement_regions(
         }
     }
     Some(merged)
+}
+
+/// The punctuation characters a line records, one bit each.
+const PUNCTUATION: &[u8; 24] = b"()[]{}.,:;=+-*/%@<>!&|^~";
+
+/// The bit of each byte in [`PUNCTUATION`], or 0.
+const PUNCTUATION_BITS: [u32; 256] = {
+    let mut bits = [0u32; 256];
+    let mut i = 0;
+    while i < PUNCTUATION.len() {
+        bits[PUNCTUATION[i] as usize] = 1 << i;
+        i += 1;
+    }
+    bits
+};
+
+/// The punctuation in `token`, as a mask to compare with a line's: a line lacking any of a
+/// pattern's punctuation (outside strings and comments) cannot hold a match.
+pub fn punctuation(token: &str) -> u32 {
+    token
+        .bytes()
+        .fold(0, |mask, b| mask | PUNCTUATION_BITS[usize::from(b)])
 }
 
 /// What a logical line begins or ends with, as far as statement boundaries care.
@@ -88,6 +115,8 @@ struct Line {
     kind: Kind,
     /// Holds an assignment `=` outside all brackets (not `==`, `<=`, `+=`, `:=`, …).
     assigns: bool,
+    /// The punctuation it holds outside strings and comments (see [`punctuation`]).
+    punctuation: u32,
     /// Begins with `try`.
     opens_try: bool,
 }
@@ -234,6 +263,7 @@ fn logical_lines(b: &[u8]) -> Option<Vec<Line>> {
         let mut depth = 0usize;
         let mut last_significant = None;
         let mut assigns = false;
+        let mut punctuation = 0u32;
         while i < b.len() {
             match b[i] {
                 b'\n' if depth == 0 => {
@@ -251,6 +281,7 @@ fn logical_lines(b: &[u8]) -> Option<Vec<Line>> {
                     last_significant = Some(b'"');
                 }
                 c => {
+                    punctuation |= PUNCTUATION_BITS[usize::from(c)];
                     match c {
                         b'(' | b'[' | b'{' => depth += 1,
                         b')' | b']' | b'}' => depth = depth.saturating_sub(1),
@@ -291,6 +322,7 @@ fn logical_lines(b: &[u8]) -> Option<Vec<Line>> {
             indent,
             kind,
             assigns: assigns && kind == Kind::Simple,
+            punctuation,
             opens_try: kind == Kind::Header && starts_keyword(&b[first..], b"try"),
         });
     }
@@ -411,7 +443,7 @@ mod tests {
 
     fn region_texts<'t>(text: &'t str, needle: &str) -> Vec<&'t str> {
         let offsets: Vec<usize> = text.match_indices(needle).map(|(i, _)| i).collect();
-        statement_regions(text, &offsets, false)
+        statement_regions(text, &offsets, &[])
             .expect("scannable")
             .into_iter()
             .map(|r| &text[r])
@@ -492,7 +524,7 @@ mod tests {
             "\n",
             "while (n := 1) >= 0: m = 4\n",
         );
-        let regions: Vec<&str> = statement_regions(text, &[], true)
+        let regions: Vec<&str> = statement_regions(text, &[], &[punctuation("=")])
             .unwrap()
             .into_iter()
             .map(|r| &text[r])
@@ -519,6 +551,6 @@ mod tests {
         for _ in 0..100 {
             text.push_str("f'{");
         }
-        assert!(statement_regions(&text, &[0], false).is_none());
+        assert!(statement_regions(&text, &[0], &[]).is_none());
     }
 }

@@ -8,7 +8,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use repatch::python;
-use repatch::regions::statement_regions;
+use repatch::regions::{punctuation, statement_regions};
 use tree_sitter::Node;
 
 /// The deepest node holding `offset` that is a statement (a child of a module or a block).
@@ -95,7 +95,7 @@ fn check(path: &str, text: &str, stride: usize, group: usize) -> usize {
         .step_by(stride)
         .collect();
     for chunk in offsets.chunks(group) {
-        let regions = statement_regions(text, chunk, false)
+        let regions = statement_regions(text, chunk, &[])
             .unwrap_or_else(|| panic!("{path}: the scan gave up on a valid file"));
         let tree = python::parse_regions(text, &regions).unwrap_or_else(|| {
             panic!("{path}: regions {regions:?} around {chunk:?} do not parse cleanly")
@@ -133,7 +133,7 @@ fn check_assignments(path: &str, text: &str) -> usize {
     if whole.root_node().has_error() {
         return 0;
     }
-    let regions = statement_regions(text, &[], true)
+    let regions = statement_regions(text, &[], &[punctuation("=")])
         .unwrap_or_else(|| panic!("{path}: the scan gave up on a valid file"));
     let tree = python::parse_regions(text, &regions)
         .unwrap_or_else(|| panic!("{path}: the assignment regions do not parse cleanly"));
@@ -213,7 +213,7 @@ fn the_fixture_statements_are_not_the_whole_file() {
     // would pass the checks above while saving nothing.
     let text = fixture();
     let at = text.find("out = decoder_layer(hidden_states)").unwrap();
-    let regions = statement_regions(&text, &[at], false).unwrap();
+    let regions = statement_regions(&text, &[at], &[]).unwrap();
     assert_eq!(
         regions.iter().map(|r| &text[r.clone()]).collect::<Vec<_>>(),
         ["            out = decoder_layer(hidden_states)\n"]

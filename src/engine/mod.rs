@@ -321,21 +321,21 @@ impl<'r> Engine<'r> {
     /// every such rule is statement-local.
     fn candidate_statements(&self, target: Target<'_>) -> Option<Vec<Range<usize>>> {
         let mut anchored = Vec::new();
-        let mut assignments = false;
+        let mut assignments = Vec::new();
         for (i, gate) in self.running_order(target.path) {
             if gate != Gate::Open {
                 continue;
             }
             match self.rules.rules[i].locator? {
                 Locator::Anchor => anchored.push(i),
-                Locator::Assignment => assignments = true,
+                Locator::Assignment { punctuation } => assignments.push(punctuation),
             }
         }
         let offsets = self
             .rules
             .prefilter
             .anchor_offsets(target.source, &anchored)?;
-        crate::regions::statement_regions(target.source, &offsets, assignments)
+        crate::regions::statement_regions(target.source, &offsets, &assignments)
     }
 
     /// Runs the rules on a parsed file, then checks that running them on their own output
@@ -890,7 +890,7 @@ impl Parsed {
         }
         offsets.retain(|&o| o < new_text.len());
         offsets.sort_unstable();
-        crate::regions::statement_regions(new_text, &offsets, false)
+        crate::regions::statement_regions(new_text, &offsets, &[])
             .and_then(|regions| {
                 let tree = python::parse_regions(new_text, &regions)?;
                 Some(Parsed {
