@@ -33,7 +33,7 @@ pub fn statement_regions(
             let wanted = line.assigns
                 && assignments
                     .iter()
-                    .any(|&mask| line.punctuation & mask == mask);
+                    .any(|&mask| mask & !line.punctuation == 0);
             if wanted && regions.last().is_none_or(|r| r.end <= line.start) {
                 regions.push(statement_around(&lines, at)?);
             }
