@@ -285,7 +285,9 @@ fn logical_lines(b: &[u8]) -> Option<Vec<Line>> {
                     match c {
                         b'(' | b'[' | b'{' => depth += 1,
                         b')' | b']' | b'}' => depth = depth.saturating_sub(1),
+                        // A line starting with `=` assigns nothing (and has no byte before).
                         b'=' if depth == 0
+                            && i > first
                             && b.get(i + 1) != Some(&b'=')
                             && !b"=!<>+-*/%&|^@:".contains(&b[i - 1]) =>
                         {
@@ -543,6 +545,14 @@ mod tests {
     fn continuations_and_comments() {
         let text = "x = 1 + \\\n    key\n# key in a comment\ny = 2\n";
         assert_eq!(region_texts(text, "key"), ["x = 1 + \\\n    key\n"]);
+    }
+
+    #[test]
+    fn a_text_may_start_with_an_equals_sign() {
+        assert_eq!(
+            statement_regions("=x\n", &[0], &[punctuation("=")]),
+            Some(vec![0..3])
+        );
     }
 
     #[test]
