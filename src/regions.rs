@@ -262,6 +262,7 @@ fn logical_lines(b: &[u8]) -> Option<Vec<Line>> {
         let first = i;
         let mut depth = 0usize;
         let mut last_significant = None;
+        let mut last_at = first;
         let mut assigns = false;
         let mut punctuation = 0u32;
         while i < b.len() {
@@ -279,6 +280,7 @@ fn logical_lines(b: &[u8]) -> Option<Vec<Line>> {
                 b'\'' | b'"' => {
                     i = skip_string(b, i, 0)?;
                     last_significant = Some(b'"');
+                    last_at = i - 1;
                 }
                 c => {
                     punctuation |= PUNCTUATION_BITS[usize::from(c)];
@@ -297,6 +299,7 @@ fn logical_lines(b: &[u8]) -> Option<Vec<Line>> {
                     }
                     if !c.is_ascii_whitespace() {
                         last_significant = Some(c);
+                        last_at = i;
                     }
                     i += 1;
                 }
@@ -318,6 +321,9 @@ fn logical_lines(b: &[u8]) -> Option<Vec<Line>> {
         } else {
             Kind::Simple
         };
+        if kind != Kind::Blank && !could_be_python(&b[first..=last_at]) {
+            return None;
+        }
         lines.push(Line {
             start,
             end: i,
@@ -329,6 +335,44 @@ fn logical_lines(b: &[u8]) -> Option<Vec<Line>> {
         });
     }
     Some(lines)
+}
+
+/// Whether a logical line (from its first token to its last) could be Python as far as its
+/// ends go. Python rejects a line that ends in an operator or in a keyword that needs more
+/// (`x = a.`, `y = b and`), or that starts with one that needs something before it (`.b`,
+/// `or c`); tree-sitter-python instead joins such a line with its neighbour. A scan that split
+/// them would disagree with the whole parse, so such text is left to it.
+fn could_be_python(line: &[u8]) -> bool {
+    const DANGLING_END: &[u8] = b".=+-/%@<>!&|^~";
+    const DANGLING_START: &[u8] = b".=)]},:;/%<>!&|^";
+    const END_WORDS: &[&str] = &[
+        "and", "or", "not", "in", "is", "if", "else", "elif", "lambda", "await", "async", "import",
+        "from", "as", "assert", "del", "with", "for", "while", "def", "class", "global",
+        "nonlocal",
+    ];
+    const START_WORDS: &[&str] = &["and", "or", "in", "is", "as"];
+    let (Some(&first), Some(&last)) = (line.first(), line.last()) else {
+        return true;
+    };
+    // `...` (Ellipsis) may start or end a statement.
+    let ends_dangling = DANGLING_END.contains(&last) && !line.ends_with(b"...");
+    let starts_dangling = DANGLING_START.contains(&first) && !line.starts_with(b"...");
+    if ends_dangling || starts_dangling {
+        return false;
+    }
+    let word_char = |c: &u8| c.is_ascii_alphanumeric() || *c == b'_' || *c >= 0x80;
+    let last_word_start = line
+        .iter()
+        .rposition(|c| !word_char(c))
+        .map_or(0, |i| i + 1);
+    let last_word = &line[last_word_start..];
+    let first_word_end = line
+        .iter()
+        .position(|c| !word_char(c))
+        .unwrap_or(line.len());
+    let first_word = &line[..first_word_end];
+    !END_WORDS.iter().any(|w| w.as_bytes() == last_word)
+        && !START_WORDS.iter().any(|w| w.as_bytes() == first_word)
 }
 
 fn starts_keyword(text: &[u8], keyword: &[u8]) -> bool {
@@ -548,10 +592,32 @@ mod tests {
     }
 
     #[test]
+    fn lines_tree_sitter_would_join_are_left_to_the_whole_parse() {
+        for text in [
+            "x = a.\ny = f(1)\n",
+            "x = a and\ny = f(1)\n",
+            "x = a\n.b\n",
+            "x = a\nor b\n",
+        ] {
+            assert_eq!(statement_regions(text, &[0], &[]), None, "{text:?}");
+        }
+        // Their valid neighbours are not.
+        for text in [
+            "from m import *\n",
+            "x = 1,\n",
+            "def f():\n    ...\n",
+            "x = ...\n",
+            "x = 'a.'\n",
+            "x = a  # and\n",
+        ] {
+            assert!(statement_regions(text, &[0], &[]).is_some(), "{text:?}");
+        }
+    }
+
+    #[test]
     fn a_text_may_start_with_an_equals_sign() {
-        let regions = statement_regions("=x\n", &[0], &[punctuation("=")]).unwrap();
-        assert_eq!(regions.len(), 1);
-        assert_eq!(regions[0], 0..3);
+        // Not Python, so left to the whole parse; but no panic.
+        assert_eq!(statement_regions("=x\n", &[0], &[punctuation("=")]), None);
     }
 
     #[test]
