@@ -33,10 +33,12 @@ fn benches(c: &mut Criterion) {
     c.bench_function("parse one large file", |b| {
         b.iter(|| repatch::python::parse(&large))
     });
-    let anchor: Vec<usize> = large
-        .match_indices("decoder_layer")
-        .map(|(i, _)| i)
-        .collect();
+    let anchor = [repatch::regions::Anchor::at(
+        large
+            .match_indices("decoder_layer")
+            .map(|(i, _)| i)
+            .collect(),
+    )];
     c.bench_function(
         "scan one large file for the statements around an anchor",
         |b| b.iter(|| repatch::regions::statement_regions(&large, &anchor, &[]).unwrap()),

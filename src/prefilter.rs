@@ -11,11 +11,31 @@
 
 use aho_corasick::AhoCorasick;
 
+/// Where a rule's matches can be in one file: at the occurrences of one literal of its
+/// pattern, on lines that hold its other literals too.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Anchor<'p> {
+    /// Byte offsets of the literal's occurrences, in order.
+    pub offsets: Vec<usize>,
+    /// The pattern's other literals.
+    pub also: Vec<&'p str>,
+}
+
+impl Anchor<'static> {
+    /// Plain offsets: statements wanted whatever their lines hold.
+    pub fn at(offsets: Vec<usize>) -> Self {
+        Anchor {
+            offsets,
+            also: Vec::new(),
+        }
+    }
+}
+
 /// The literals of every rule, compiled into one automaton.
 #[derive(Debug)]
 pub struct Prefilter {
     automaton: Option<AhoCorasick>,
-    literal_count: usize,
+    literals: Vec<String>,
     /// For each rule, the indexes of the literals it needs.
     needs: Vec<Vec<usize>>,
     /// For each rule, the indexes of the literals every match contains (its pattern's).
@@ -45,51 +65,70 @@ impl Prefilter {
             .then(|| AhoCorasick::new(&literals).expect("plain literals always build"));
         Self {
             automaton,
-            literal_count: literals.len(),
+            literals: literals.iter().map(|l| l.to_string()).collect(),
             needs,
             inside_matches,
         }
     }
 
-    /// The byte offsets in `text` of the anchors of `rules`, sorted: for each rule, every
-    /// occurrence of whichever of its in-match literals occurs least often here (a rule with
-    /// one absent has no match, and no anchor). `None` when a rule has no such literal (its
-    /// matches could be anywhere).
+    /// The byte offsets in `text` of the anchors of `rules`, sorted (see [`Prefilter::anchors`]).
     pub fn anchor_offsets(&self, text: &str, rules: &[usize]) -> Option<Vec<usize>> {
+        let mut offsets: Vec<usize> = self
+            .anchors(text, rules)?
+            .into_iter()
+            .flat_map(|a| a.offsets)
+            .collect();
+        offsets.sort_unstable();
+        offsets.dedup();
+        Some(offsets)
+    }
+
+    /// For each of `rules`, in order, its anchor in `text`: every occurrence of whichever of its
+    /// in-match literals occurs least often here (a rule with one absent has no match, and no
+    /// occurrence), with the others, which a match's line must hold too. `None` when a rule
+    /// has no such literal (its matches could be anywhere).
+    pub fn anchors(&self, text: &str, rules: &[usize]) -> Option<Vec<Anchor<'_>>> {
         if rules.iter().any(|&r| self.inside_matches[r].is_empty()) {
             return None;
         }
-        let Some(automaton) = &self.automaton else {
-            return Some(Vec::new());
-        };
-        let hits: Vec<(usize, usize)> = automaton
-            .find_overlapping_iter(text)
-            .map(|m| (m.pattern().as_usize(), m.start()))
-            .collect();
-        let mut counts = vec![0usize; self.literal_count];
+        let hits: Vec<(usize, usize)> = self.automaton.as_ref().map_or_else(Vec::new, |a| {
+            a.find_overlapping_iter(text)
+                .map(|m| (m.pattern().as_usize(), m.start()))
+                .collect()
+        });
+        let mut counts = vec![0usize; self.literals.len()];
         for &(literal, _) in &hits {
             counts[literal] += 1;
         }
-        let mut anchor = vec![false; self.literal_count];
-        for &r in rules {
-            let rarest = self.inside_matches[r]
-                .iter()
-                .copied()
-                .min_by_key(|&l| counts[l])
-                .expect("checked non-empty above");
-            anchor[rarest] = true;
-        }
         Some(
-            hits.into_iter()
-                .filter(|&(literal, _)| anchor[literal])
-                .map(|(_, start)| start)
+            rules
+                .iter()
+                .map(|&r| {
+                    let inside = &self.inside_matches[r];
+                    let rarest = *inside
+                        .iter()
+                        .min_by_key(|&&l| counts[l])
+                        .expect("checked non-empty above");
+                    Anchor {
+                        offsets: hits
+                            .iter()
+                            .filter(|&&(literal, _)| literal == rarest)
+                            .map(|&(_, start)| start)
+                            .collect(),
+                        also: inside
+                            .iter()
+                            .filter(|&&l| l != rarest)
+                            .map(|&l| self.literals[l].as_str())
+                            .collect(),
+                    }
+                })
                 .collect(),
         )
     }
 
     /// For each rule, whether `text` holds all of its literals.
     pub fn possible(&self, text: &str) -> Vec<bool> {
-        let mut present = vec![false; self.literal_count];
+        let mut present = vec![false; self.literals.len()];
         if let Some(automaton) = &self.automaton {
             for m in automaton.find_overlapping_iter(text) {
                 present[m.pattern().as_usize()] = true;

@@ -12,18 +12,21 @@
 
 use std::ops::Range;
 
+pub use crate::prefilter::Anchor;
+
 /// How deep f-strings may nest in replacement fields before the scan gives up.
 const MAX_NESTING: usize = 64;
 
-/// The statements holding each of `offsets` and every statement that assigns with `=` and
-/// holds all the punctuation of one of `assignments` (masks from [`punctuation`]), as merged
-/// byte ranges of whole lines in document order; `None` when the text defeats the scan (the
-/// caller parses everything). A compound statement is taken whole, with its
-/// `elif`/`else`/`except`/`finally` clauses and its decorators; offsets in comments or blank
-/// lines need no region.
+/// The statements that could hold a match: around each anchor offset whose logical line also
+/// holds the anchor's other texts, and every statement that assigns with `=` and holds all
+/// the punctuation of one of `assignments` (masks from [`punctuation`]). As merged byte ranges
+/// of whole lines in document order; `None` when the text defeats the scan (the caller parses
+/// everything). A compound statement comes with its decorators; from a header, with its first
+/// body statement; from an `elif`/`else`/`except`/`finally` clause or a `case`, whole.
+/// Offsets in comments or blank lines need no region.
 pub fn statement_regions(
     text: &str,
-    offsets: &[usize],
+    anchors: &[Anchor<'_>],
     assignments: &[u32],
 ) -> Option<Vec<Range<usize>>> {
     let lines = logical_lines(text.as_bytes())?;
@@ -39,18 +42,28 @@ pub fn statement_regions(
             }
         }
     }
-    for &offset in offsets {
-        // Offsets come mostly in order: most repeat the statement just found.
-        if regions.last().is_some_and(|r| r.contains(&offset)) {
-            continue;
+    for anchor in anchors {
+        for &offset in &anchor.offsets {
+            // Offsets come in order: many repeat the statement just found.
+            if regions.last().is_some_and(|r| r.contains(&offset)) {
+                continue;
+            }
+            let Some(at) = lines.partition_point(|l| l.start <= offset).checked_sub(1) else {
+                continue;
+            };
+            let line = lines[at];
+            let holds_the_rest = || {
+                let line_text = &text.as_bytes()[line.start..line.end];
+                anchor
+                    .also
+                    .iter()
+                    .all(|t| memchr::memmem::find(line_text, t.as_bytes()).is_some())
+            };
+            if line.kind == Kind::Blank || offset >= line.end || !holds_the_rest() {
+                continue;
+            }
+            regions.push(statement_around(&lines, at)?);
         }
-        let Some(at) = lines.partition_point(|l| l.start <= offset).checked_sub(1) else {
-            continue;
-        };
-        if lines[at].kind == Kind::Blank || offset >= lines[at].end {
-            continue;
-        }
-        regions.push(statement_around(&lines, at)?);
     }
     regions.sort_by_key(|r| r.start);
     let mut merged: Vec<Range<usize>> = Vec::with_capacity(regions.len());
@@ -487,9 +500,16 @@ fn skip_format_spec(b: &[u8], at: usize, nesting: usize) -> Option<usize> {
 mod tests {
     use super::*;
 
+    /// Every occurrence of `needle` as an anchor.
+    fn at<'a>(text: &str, needle: &str) -> Anchor<'a> {
+        Anchor {
+            offsets: text.match_indices(needle).map(|(i, _)| i).collect(),
+            also: Vec::new(),
+        }
+    }
+
     fn region_texts<'t>(text: &'t str, needle: &str) -> Vec<&'t str> {
-        let offsets: Vec<usize> = text.match_indices(needle).map(|(i, _)| i).collect();
-        statement_regions(text, &offsets, &[])
+        statement_regions(text, &[at(text, needle)], &[])
             .expect("scannable")
             .into_iter()
             .map(|r| &text[r])
@@ -599,7 +619,11 @@ mod tests {
             "x = a\n.b\n",
             "x = a\nor b\n",
         ] {
-            assert_eq!(statement_regions(text, &[0], &[]), None, "{text:?}");
+            assert_eq!(
+                statement_regions(text, &[at(text, "x")], &[]),
+                None,
+                "{text:?}"
+            );
         }
         // Their valid neighbours are not.
         for text in [
@@ -610,14 +634,35 @@ mod tests {
             "x = 'a.'\n",
             "x = a  # and\n",
         ] {
-            assert!(statement_regions(text, &[0], &[]).is_some(), "{text:?}");
+            assert!(
+                statement_regions(text, &[at(text, "x")], &[]).is_some(),
+                "{text:?}"
+            );
         }
     }
 
     #[test]
     fn a_text_may_start_with_an_equals_sign() {
         // Not Python, so left to the whole parse; but no panic.
-        assert_eq!(statement_regions("=x\n", &[0], &[punctuation("=")]), None);
+        assert_eq!(
+            statement_regions("=x\n", &[at("=x\n", "x")], &[punctuation("=")]),
+            None
+        );
+    }
+
+    #[test]
+    fn an_anchor_counts_only_on_lines_holding_the_other_literals() {
+        let text = "a = self.mlp(h)\nb = mlp(h)\nc = [self,\n     mlp]\n";
+        let anchor = Anchor {
+            offsets: text.match_indices("mlp").map(|(i, _)| i).collect(),
+            also: vec!["self"],
+        };
+        let regions: Vec<&str> = statement_regions(text, &[anchor], &[])
+            .unwrap()
+            .into_iter()
+            .map(|r| &text[r])
+            .collect();
+        assert_eq!(regions, ["a = self.mlp(h)\n", "c = [self,\n     mlp]\n"]);
     }
 
     #[test]
@@ -626,6 +671,6 @@ mod tests {
         for _ in 0..100 {
             text.push_str("f'{");
         }
-        assert!(statement_regions(&text, &[0], &[]).is_none());
+        assert!(statement_regions(&text, &[at(&text, "x")], &[]).is_none());
     }
 }

@@ -8,7 +8,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use repatch::python;
-use repatch::regions::{punctuation, statement_regions};
+use repatch::regions::{Anchor, punctuation, statement_regions};
 use tree_sitter::Node;
 
 /// The deepest node holding `offset` that is a statement (a child of a module or a block).
@@ -95,7 +95,7 @@ fn check(path: &str, text: &str, stride: usize, group: usize) -> usize {
         .step_by(stride)
         .collect();
     for chunk in offsets.chunks(group) {
-        let regions = statement_regions(text, chunk, &[])
+        let regions = statement_regions(text, &[Anchor::at(chunk.to_vec())], &[])
             .unwrap_or_else(|| panic!("{path}: the scan gave up on a valid file"));
         let tree = python::parse_regions(text, &regions).unwrap_or_else(|| {
             panic!("{path}: regions {regions:?} around {chunk:?} do not parse cleanly")
@@ -213,7 +213,7 @@ fn the_fixture_statements_are_not_the_whole_file() {
     // would pass the checks above while saving nothing.
     let text = fixture();
     let at = text.find("out = decoder_layer(hidden_states)").unwrap();
-    let regions = statement_regions(&text, &[at], &[]).unwrap();
+    let regions = statement_regions(&text, &[Anchor::at(vec![at])], &[]).unwrap();
     assert_eq!(
         regions.iter().map(|r| &text[r.clone()]).collect::<Vec<_>>(),
         ["            out = decoder_layer(hidden_states)\n"]

@@ -175,12 +175,16 @@ pub fn apply(bytes: &[u8]) {
             "the patched source does not parse:\n{}",
             patched.output
         );
-        let again = engine
-            .patch(Target {
-                path: "m.py",
-                source: &patched.output,
-            })
-            .expect("the patched source patches again");
-        assert_eq!(again.output, patched.output, "not a fixed point");
+        let again = engine.patch(Target {
+            path: "m.py",
+            source: &patched.output,
+        });
+        match again {
+            Ok(again) => assert_eq!(again.output, patched.output, "not a fixed point"),
+            // Which statements are parsed depends on the text (each rule's rarest literal), so a
+            // syntax error the first run did not need to see, the second may.
+            Err(PatchError::TargetSyntax { .. }) if !source_parses => {}
+            Err(e) => panic!("the patched source patches again: {e:?}"),
+        }
     }
 }

@@ -19,6 +19,7 @@ use tree_sitter::{Node, QueryCursor, Tree};
 use crate::compile::{CompiledRule, Locator, RuleSet};
 use crate::pattern::matcher::{Bindings, Matcher};
 use crate::pattern::query::ROOT_CAPTURE;
+use crate::prefilter::Anchor;
 use crate::python::{self, definition_name, describe_syntax_error, first_syntax_error};
 use crate::rules::error::{RuleError, RuleErrorKind};
 use crate::rules::model::{OnMiss, Phase};
@@ -331,11 +332,8 @@ impl<'r> Engine<'r> {
                 Locator::Assignment { punctuation } => assignments.push(punctuation),
             }
         }
-        let offsets = self
-            .rules
-            .prefilter
-            .anchor_offsets(target.source, &anchored)?;
-        crate::regions::statement_regions(target.source, &offsets, &assignments)
+        let anchors = self.rules.prefilter.anchors(target.source, &anchored)?;
+        crate::regions::statement_regions(target.source, &anchors, &assignments)
     }
 
     /// Runs the rules on a parsed file, then checks that running them on their own output
@@ -890,7 +888,7 @@ impl Parsed {
         }
         offsets.retain(|&o| o < new_text.len());
         offsets.sort_unstable();
-        crate::regions::statement_regions(new_text, &offsets, &[])
+        crate::regions::statement_regions(new_text, &[Anchor::at(offsets)], &[])
             .and_then(|regions| {
                 let tree = python::parse_regions(new_text, &regions)?;
                 Some(Parsed {
