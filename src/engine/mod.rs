@@ -19,7 +19,6 @@ use tree_sitter::{Node, QueryCursor, Tree};
 use crate::compile::{CompiledRule, Locator, RuleSet};
 use crate::pattern::matcher::{Bindings, Matcher};
 use crate::pattern::query::ROOT_CAPTURE;
-use crate::prefilter::Anchor;
 use crate::python::{self, definition_name, describe_syntax_error, first_syntax_error};
 use crate::rules::error::{RuleError, RuleErrorKind};
 use crate::rules::model::{OnMiss, Phase};
@@ -682,7 +681,7 @@ impl<'r> Engine<'r> {
         }
         let output = plan::apply(text, &planned);
         let reparsed = if only_edits && parsed.regions.is_some() {
-            Parsed::edited_statements(&output, &planned)
+            parsed.edited_regions(&output, &planned)
         } else {
             parsed.reparse(text, &planned, &output)
         };
@@ -871,35 +870,42 @@ struct Parsed {
 }
 
 impl Parsed {
-    /// The statements of `new_text` that `edits` (ordered, in old-text offsets) changed,
-    /// parsed alone; a whole parse where they do not parse cleanly.
-    fn edited_statements(new_text: &str, edits: &[PlannedEdit]) -> Parsed {
-        let mut offsets = Vec::new();
-        let mut shift: isize = 0;
-        for p in edits {
-            let start = p.edit.range.start.saturating_add_signed(shift);
-            let end = start + p.edit.text.len();
-            offsets.push(start);
-            // Inserted text may hold several statements.
-            offsets
-                .extend(memchr::memchr_iter(b'\n', p.edit.text.as_bytes()).map(|i| start + i + 1));
-            offsets.push(end.saturating_sub(1).max(start));
-            shift += p.edit.text.len() as isize - p.edit.range.len() as isize;
-        }
-        offsets.retain(|&o| o < new_text.len());
-        offsets.sort_unstable();
-        crate::regions::statement_regions(new_text, &[Anchor::at(offsets)], &[])
-            .and_then(|regions| {
-                let tree = python::parse_regions(new_text, &regions)?;
-                Some(Parsed {
-                    tree,
-                    regions: Some(regions),
-                })
+    /// Of this region parse, the regions `edits` (ordered, in old-text offsets, within the
+    /// regions) changed, moved to `new_text`'s offsets and parsed alone; a whole parse where
+    /// they do not parse cleanly.
+    fn edited_regions(&self, new_text: &str, edits: &[PlannedEdit]) -> Parsed {
+        let regions: Vec<Range<usize>> = self
+            .regions
+            .iter()
+            .flatten()
+            .filter(|r| {
+                edits
+                    .iter()
+                    .any(|p| r.start <= p.edit.range.start && p.edit.range.end <= r.end)
             })
-            .unwrap_or_else(|| Parsed {
-                tree: python::parse(new_text),
+            .map(|r| moved(edits, r.start)..moved(edits, r.end))
+            .collect();
+        Parsed::regions_or_whole(new_text, regions, |regions| {
+            python::parse_regions(new_text, regions)
+        })
+    }
+
+    /// `regions` parsed by `parse`, or, where they do not parse cleanly, the whole text.
+    fn regions_or_whole(
+        text: &str,
+        regions: Vec<Range<usize>>,
+        parse: impl FnOnce(&[Range<usize>]) -> Option<Tree>,
+    ) -> Parsed {
+        match parse(&regions) {
+            Some(tree) => Parsed {
+                tree,
+                regions: Some(regions),
+            },
+            None => Parsed {
+                tree: python::parse(text),
                 regions: None,
-            })
+            },
+        }
     }
 
     /// The tree of `new_text`, the result of applying `edits` (ordered, in `old_text` offsets,
@@ -914,30 +920,25 @@ impl Parsed {
                 regions: None,
             };
         };
-        // Each region grows or shrinks by the edits inside it and moves by those before it.
-        let moved = |offset: usize| -> usize {
-            let delta: isize = edits
-                .iter()
-                .filter(|p| p.edit.range.start < offset)
-                .map(|p| p.edit.text.len() as isize - p.edit.range.len() as isize)
-                .sum();
-            offset.saturating_add_signed(delta)
-        };
         let regions: Vec<Range<usize>> = regions
             .iter()
-            .map(|r| moved(r.start)..moved(r.end))
+            .map(|r| moved(edits, r.start)..moved(edits, r.end))
             .collect();
-        match python::reparse(&self.tree, old_text, edits, new_text, Some(&regions)) {
-            Some(tree) => Parsed {
-                tree,
-                regions: Some(regions),
-            },
-            None => Parsed {
-                tree: python::parse(new_text),
-                regions: None,
-            },
-        }
+        Parsed::regions_or_whole(new_text, regions, |regions| {
+            python::reparse(&self.tree, old_text, edits, new_text, Some(regions))
+        })
     }
+}
+
+/// Where `offset` (a region's start or end) lands once `edits` are applied: a region grows or
+/// shrinks by the edits inside it and moves by those before it.
+fn moved(edits: &[PlannedEdit], offset: usize) -> usize {
+    let delta: isize = edits
+        .iter()
+        .filter(|p| p.edit.range.start < offset)
+        .map(|p| p.edit.text.len() as isize - p.edit.range.len() as isize)
+        .sum();
+    offset.saturating_add_signed(delta)
 }
 
 /// Parses a target, refusing one that does not parse with a diagnostic at its first error.
