@@ -279,6 +279,21 @@ fn logical_lines(b: &[u8]) -> Option<Vec<Line>> {
         let mut assigns = false;
         let mut punctuation = 0u32;
         while i < b.len() {
+            // Names and spaces are most of any file, and mean nothing to the scan but where
+            // the line's last token ends.
+            if is_name_byte(b[i]) {
+                i += 1;
+                while i < b.len() && is_name_byte(b[i]) {
+                    i += 1;
+                }
+                last_significant = Some(b[i - 1]);
+                last_at = i - 1;
+                continue;
+            }
+            if b[i] == b' ' {
+                i += 1;
+                continue;
+            }
             match b[i] {
                 b'\n' if depth == 0 => {
                     i += 1;
@@ -373,7 +388,7 @@ fn could_be_python(line: &[u8]) -> bool {
     if ends_dangling || starts_dangling {
         return false;
     }
-    let word_char = |c: &u8| c.is_ascii_alphanumeric() || *c == b'_' || *c >= 0x80;
+    let word_char = |c: &u8| is_name_byte(*c);
     let last_word_start = line
         .iter()
         .rposition(|c| !word_char(c))
@@ -386,6 +401,11 @@ fn could_be_python(line: &[u8]) -> bool {
     let first_word = &line[..first_word_end];
     !END_WORDS.iter().any(|w| w.as_bytes() == last_word)
         && !START_WORDS.iter().any(|w| w.as_bytes() == first_word)
+}
+
+/// Whether `b` belongs in a name (or a number): ASCII letters, digits, `_`, any non-ASCII byte.
+fn is_name_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_' || b >= 0x80
 }
 
 fn starts_keyword(text: &[u8], keyword: &[u8]) -> bool {
