@@ -51,8 +51,8 @@ pub struct CompiledRule {
 /// How a statement-local rule's candidate statements are found from a file's bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Locator {
-    /// The statements holding the rule's anchor: whichever pattern literal is rarest in the
-    /// file (every match contains them all).
+    /// The logical lines holding all of the rule's pattern literals (every match does),
+    /// found from the occurrences of whichever is rarest in the file.
     Anchor,
     /// The assignment statements holding the pattern's punctuation: every match is an
     /// assignment, whose `=` stands outside all brackets of its line.

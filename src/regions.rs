@@ -409,10 +409,7 @@ fn is_name_byte(b: u8) -> bool {
 }
 
 fn starts_keyword(text: &[u8], keyword: &[u8]) -> bool {
-    text.starts_with(keyword)
-        && text
-            .get(keyword.len())
-            .is_none_or(|&c| !(c.is_ascii_alphanumeric() || c == b'_' || c >= 0x80))
+    text.starts_with(keyword) && text.get(keyword.len()).is_none_or(|&c| !is_name_byte(c))
 }
 
 /// The string's prefix letters just before the quote at `quote`: (raw, formatted).
@@ -422,7 +419,7 @@ fn prefix(b: &[u8], quote: usize) -> (bool, bool) {
         start -= 1;
     }
     let letters = &b[start..quote];
-    let part_of_name = start > 0 && (b[start - 1].is_ascii_alphanumeric() || b[start - 1] == b'_');
+    let part_of_name = start > 0 && is_name_byte(b[start - 1]);
     if part_of_name || !letters.iter().all(|c| b"rRbBuUfFtT".contains(c)) {
         return (false, false);
     }
