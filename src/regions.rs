@@ -158,12 +158,14 @@ fn statement_around(lines: &[Line], at: usize) -> Option<Range<usize>> {
     {
         first = prev;
     }
-    let last = match lines[def].kind {
-        // From a clause or a case, the statement up to it is needed: take it whole.
-        _ if head != at && !matches!(line.kind, Kind::Decorator) => end_of_compound(lines, def),
-        Kind::Header | Kind::Case => end_of_first_statement(lines, def),
-        Kind::Clause => end_of_compound(lines, def),
-        _ => def,
+    let last = if head != at {
+        // From a clause or a case (the only lines with a head above them), the statement up
+        // to it is needed: take it whole.
+        end_of_compound(lines, def)
+    } else if lines[def].kind == Kind::Header {
+        end_of_first_statement(lines, def)
+    } else {
+        def
     };
     Some(lines[first].start..lines[last].end)
 }
