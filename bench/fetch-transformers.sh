@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Downloads transformers releases from PyPI and unpacks their Python sources into a cache
-# outside the repository: $REPATCH_CORPUS (default target/corpus)/transformers-VER/transformers/.
+# outside the repository: $REGRAFT_CORPUS (default target/corpus)/transformers-VER/transformers/.
 # Releases already unpacked are skipped. Nothing from upstream is committed.
 #
 #   bench/fetch-transformers.sh 4.51.3 4.57.6 5.25.0
 set -euo pipefail
 cd "$(dirname "$0")/.."
-corpus="${REPATCH_CORPUS:-target/corpus}"
+corpus="${REGRAFT_CORPUS:-target/corpus}"
 mkdir -p "$corpus"
 [ "$#" -gt 0 ] || { echo "usage: $0 VERSION..." >&2; exit 2; }
 for version in "$@"; do

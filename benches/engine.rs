@@ -3,15 +3,15 @@
 //! scan and parse, and applying edits.
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use repatch::compile::RuleSet;
-use repatch::engine::{Engine, Target};
-use repatch::versions::VersionEnv;
+use regraft::compile::RuleSet;
+use regraft::engine::{Engine, Target};
+use regraft::versions::VersionEnv;
 
 const RULES: &str = include_str!("../rules/whisper-decoder-layer-positional.yaml");
 const SOURCE: &str = include_str!("../examples/whisper/modeling_whisper.py");
 
 fn rules() -> RuleSet {
-    RuleSet::compile(repatch::rules::load_yaml("rule.yaml", RULES).unwrap()).unwrap()
+    RuleSet::compile(regraft::rules::load_yaml("rule.yaml", RULES).unwrap()).unwrap()
 }
 
 /// A larger file: the example repeated, each copy's classes renamed apart.
@@ -31,9 +31,9 @@ fn benches(c: &mut Criterion) {
         b.iter(|| set.prefilter.possible(&large))
     });
     c.bench_function("parse one large file", |b| {
-        b.iter(|| repatch::python::parse(&large))
+        b.iter(|| regraft::python::parse(&large))
     });
-    let anchor = [repatch::regions::Anchor::at(
+    let anchor = [regraft::regions::Anchor::at(
         large
             .match_indices("decoder_layer")
             .map(|(i, _)| i)
@@ -41,17 +41,17 @@ fn benches(c: &mut Criterion) {
     )];
     c.bench_function(
         "scan one large file for the statements around an anchor",
-        |b| b.iter(|| repatch::regions::statement_regions(&large, &anchor, &[]).unwrap()),
+        |b| b.iter(|| regraft::regions::statement_regions(&large, &anchor, &[]).unwrap()),
     );
-    let anchored = repatch::regions::statement_regions(&large, &anchor, &[]).unwrap();
+    let anchored = regraft::regions::statement_regions(&large, &anchor, &[]).unwrap();
     c.bench_function("parse only those statements", |b| {
-        b.iter(|| repatch::python::parse_regions(&large, &anchored).unwrap())
+        b.iter(|| regraft::python::parse_regions(&large, &anchored).unwrap())
     });
     let assignments =
-        repatch::regions::statement_regions(&large, &[], &[repatch::regions::punctuation("=()")])
+        regraft::regions::statement_regions(&large, &[], &[regraft::regions::punctuation("=()")])
             .unwrap();
     c.bench_function("parse only the assignment statements", |b| {
-        b.iter(|| repatch::python::parse_regions(&large, &assignments).unwrap())
+        b.iter(|| regraft::python::parse_regions(&large, &assignments).unwrap())
     });
     let mut versions = VersionEnv::default();
     versions.insert_pair("transformers=4.57.6").unwrap();
@@ -67,19 +67,19 @@ fn benches(c: &mut Criterion) {
                 .unwrap()
         })
     });
-    let mut edits: Vec<repatch::engine::plan::PlannedEdit> = (0..large.len())
+    let mut edits: Vec<regraft::engine::plan::PlannedEdit> = (0..large.len())
         .step_by(97)
-        .map(|i| repatch::engine::plan::PlannedEdit {
+        .map(|i| regraft::engine::plan::PlannedEdit {
             rule: 0,
-            edit: repatch::engine::actions::Edit {
+            edit: regraft::engine::actions::Edit {
                 range: i..i + 1,
                 text: "x".into(),
             },
         })
         .collect();
-    repatch::engine::plan::order(&mut edits).unwrap();
+    regraft::engine::plan::order(&mut edits).unwrap();
     c.bench_function("apply 1000s of edits in one pass", |b| {
-        b.iter(|| repatch::engine::plan::apply(&large, &edits))
+        b.iter(|| regraft::engine::plan::apply(&large, &edits))
     });
 }
 

@@ -17,7 +17,7 @@ static GLOBAL: MiMalloc = MiMalloc;
 
 fn main() {
     // SAFETY: first thing in main, on the only thread, before any tree-sitter object exists.
-    unsafe { repatch::use_mimalloc_for_tree_sitter() };
+    unsafe { regraft::use_mimalloc_for_tree_sitter() };
     // `cargo bench` passes `--bench`; the remaining words are ours.
     let args: Vec<String> = std::env::args()
         .skip(1)
@@ -53,7 +53,7 @@ fn measure(what: &str, files: &[String]) {
         let start = Instant::now();
         let nodes: usize = files
             .par_iter()
-            .map(|f| repatch::python::parse(f).root_node().descendant_count())
+            .map(|f| regraft::python::parse(f).root_node().descendant_count())
             .sum();
         best = best.min(start.elapsed().as_secs_f64());
         assert!(nodes > 0 || files.is_empty());

@@ -19,7 +19,7 @@ use crate::versions::VersionEnv;
 
 /// Declarative, versioned source patches for Python libraries.
 #[derive(Debug, Parser)]
-#[command(name = "repatch", version, about)]
+#[command(name = "regraft", version, about)]
 struct Cli {
     #[command(subcommand)]
     command: Command,

@@ -175,7 +175,7 @@ impl RuleSet {
         if rules.is_empty() {
             let names: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
             return Err(Error::Usage(format!(
-                "no rules in {} (rule files end in .yaml, .yml or .repatch)",
+                "no rules in {} (rule files end in .yaml, .yml or .graft)",
                 names.join(", ")
             )));
         }

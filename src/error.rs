@@ -9,7 +9,7 @@ use crate::engine::PatchError;
 use crate::rules::error::RuleError;
 use crate::versions::VersionError;
 
-/// Any failure of a repatch command.
+/// Any failure of a regraft command.
 #[derive(Debug, Error, Diagnostic)]
 pub enum Error {
     /// A rule file is wrong.
@@ -22,7 +22,7 @@ pub enum Error {
     Patch(#[from] Box<PatchError>),
     /// A file could not be read or written.
     #[error("{path}")]
-    #[diagnostic(code(repatch::io))]
+    #[diagnostic(code(regraft::io))]
     Io {
         /// The file.
         path: String,
@@ -33,7 +33,7 @@ pub enum Error {
     #[error(
         "{path} is not valid UTF-8 (first invalid byte at offset {offset}); it is left untouched"
     )]
-    #[diagnostic(code(repatch::target::encoding))]
+    #[diagnostic(code(regraft::target::encoding))]
     NotUtf8 {
         /// The file.
         path: String,
@@ -50,7 +50,7 @@ pub enum Error {
     #[error(
         "{path} holds a NUL byte at offset {offset}, which Python source cannot; it is left untouched"
     )]
-    #[diagnostic(code(repatch::target::nul))]
+    #[diagnostic(code(regraft::target::nul))]
     NulByte {
         /// The file.
         path: String,
@@ -65,11 +65,11 @@ pub enum Error {
     },
     /// A version argument is wrong.
     #[error(transparent)]
-    #[diagnostic(code(repatch::usage::version))]
+    #[diagnostic(code(regraft::usage::version))]
     Version(#[from] VersionError),
     /// The command line is wrong.
     #[error("{0}")]
-    #[diagnostic(code(repatch::usage))]
+    #[diagnostic(code(regraft::usage))]
     Usage(String),
 }
 

@@ -1,4 +1,4 @@
-//! repatch: declarative, versioned source patches for Python libraries.
+//! regraft: declarative, versioned source patches for Python libraries.
 //!
 //! Data flows one way: [`rules`] loads rule files into the rule model, [`compile`] turns them
 //! into patterns and one tree-sitter query, [`engine`] matches, plans and applies edits per

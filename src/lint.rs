@@ -1,4 +1,4 @@
-//! `repatch lint`: every problem of a set of rule files at once, as diagnostics.
+//! `regraft lint`: every problem of a set of rule files at once, as diagnostics.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -234,9 +234,9 @@ pub fn sarif(findings: &[RuleError]) -> serde_json::Value {
         "version": "2.1.0",
         "runs": [{
             "tool": {"driver": {
-                "name": "repatch",
+                "name": "regraft",
                 "version": env!("CARGO_PKG_VERSION"),
-                "informationUri": "https://github.com/repatch/repatch",
+                "informationUri": "https://github.com/regraft/regraft",
                 "rules": rules,
             }},
             "results": results,

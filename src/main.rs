@@ -1,4 +1,4 @@
-//! The `repatch` command.
+//! The `regraft` command.
 
 use mimalloc::MiMalloc;
 
@@ -9,6 +9,6 @@ static GLOBAL: MiMalloc = MiMalloc;
 
 fn main() -> std::process::ExitCode {
     // SAFETY: first thing in main, on the only thread, before any tree-sitter object exists.
-    unsafe { repatch::use_mimalloc_for_tree_sitter() };
-    std::process::ExitCode::from(repatch::cli::run())
+    unsafe { regraft::use_mimalloc_for_tree_sitter() };
+    std::process::ExitCode::from(regraft::cli::run())
 }

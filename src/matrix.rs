@@ -1,4 +1,4 @@
-//! `repatch matrix`: which rules hold on which upstream trees.
+//! `regraft matrix`: which rules hold on which upstream trees.
 //!
 //! Each target is one upstream tree and its version. Its files are read and surveyed in
 //! parallel, each parsed once for all rules, and every rule gets one status per target.

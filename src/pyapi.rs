@@ -1,8 +1,8 @@
-//! The Python extension module `repatch._native`, built by maturin with the `python` feature.
+//! The Python extension module `regraft._native`, built by maturin with the `python` feature.
 //!
 //! It is a thin layer over the library: rules load and compile as for the CLI, a source string
 //! goes through the same [`Engine`], and every failure becomes an exception whose `str()` is the
-//! rendered diagnostic. The Python package `repatch` (python/repatch) wraps it with the public
+//! rendered diagnostic. The Python package `regraft` (python/regraft) wraps it with the public
 //! API: installed-package versions, `on_error`, and typed reports.
 
 use std::path::PathBuf;
@@ -21,39 +21,39 @@ use crate::rules::model::Phase;
 use crate::versions::VersionEnv;
 
 create_exception!(
-    repatch,
-    RepatchError,
+    regraft,
+    RegraftError,
     PyException,
-    "Any repatch failure; str() is the rendered diagnostic."
+    "Any regraft failure; str() is the rendered diagnostic."
 );
 create_exception!(
-    repatch,
+    regraft,
     RuleError,
-    RepatchError,
+    RegraftError,
     "A rule file or rule text is wrong, or a rule's package version is unknown."
 );
 create_exception!(
-    repatch,
+    regraft,
     DriftError,
-    RepatchError,
+    RegraftError,
     "A rule found a different number of matches than it expects: upstream drifted."
 );
 create_exception!(
-    repatch,
+    regraft,
     ConflictError,
-    RepatchError,
+    RegraftError,
     "Two rules edit overlapping code."
 );
 create_exception!(
-    repatch,
+    regraft,
     ParseError,
-    RepatchError,
+    RegraftError,
     "The source, or the patched result, is not valid Python."
 );
 create_exception!(
-    repatch,
+    regraft,
     ActionError,
-    RepatchError,
+    RegraftError,
     "An action cannot be carried out on a match, or its result is not a fixed point."
 );
 
@@ -76,7 +76,7 @@ fn to_py_err(py: Python<'_>, error: &Error) -> PyErr {
         | Error::NotUtf8 { .. }
         | Error::NulByte { .. }
         | Error::Version(_)
-        | Error::Usage(_) => RepatchError::new_err(message),
+        | Error::Usage(_) => RegraftError::new_err(message),
     };
     let value = err.value(py);
     let location = primary_location(error);
@@ -150,7 +150,7 @@ impl<'a> Request<'a> {
 }
 
 /// A compiled rule set.
-#[pyclass(frozen, module = "repatch._native")]
+#[pyclass(frozen, module = "regraft._native")]
 pub struct NativeRules {
     set: RuleSet,
 }
@@ -269,7 +269,7 @@ impl NativeRules {
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     m.add_class::<NativeRules>()?;
-    m.add("RepatchError", py.get_type::<RepatchError>())?;
+    m.add("RegraftError", py.get_type::<RegraftError>())?;
     m.add("RuleError", py.get_type::<RuleError>())?;
     m.add("DriftError", py.get_type::<DriftError>())?;
     m.add("ConflictError", py.get_type::<ConflictError>())?;

@@ -203,7 +203,7 @@ pub fn one_line(text: &str, max: usize) -> String {
 }
 
 /// The prefix of the line `--stamp` appends.
-pub const STAMP_PREFIX: &str = "# patched by repatch:";
+pub const STAMP_PREFIX: &str = "# patched by regraft:";
 
 /// `output` with one comment line at its end naming the rules applied and the versions known;
 /// it replaces an earlier stamp, and shifts no line of the file.

@@ -97,7 +97,7 @@ pub fn write_atomic(path: &Path, contents: &str) -> Result<(), Error> {
         Err(e) => return Err(Error::io(path, e)),
     };
     let mut temp = tempfile::Builder::new()
-        .prefix(".repatch-")
+        .prefix(".regraft-")
         .tempfile_in(dir)
         .map_err(|e| Error::io(path, e))?;
     temp.write_all(contents.as_bytes())

@@ -1,7 +1,7 @@
-//! `repatch test`: runs the test cases rules carry, against snapshot files beside them.
+//! `regraft test`: runs the test cases rules carry, against snapshot files beside them.
 //!
 //! A case is either inline (`tests:` in the rule) or a file `NAME.py` in the folder
-//! `<rule-id>.tests/` beside the rule file, whose leading `# repatch:` comment lines give its
+//! `<rule-id>.tests/` beside the rule file, whose leading `# regraft:` comment lines give its
 //! settings (`with PKG=VER`, `phase P`, `path P`, `unchanged`, `error KIND`). The expected
 //! output of a case `NAME` is `<rule-id>.tests/NAME.expected.py`.
 
@@ -70,7 +70,7 @@ pub fn cases(rule: &Rule) -> Result<Vec<TestCase>, Error> {
     Ok(cases)
 }
 
-/// A case from a file, configured by its leading `# repatch:` lines.
+/// A case from a file, configured by its leading `# regraft:` lines.
 fn file_case(file: &Path, name: String, before: String) -> Result<TestCase, Error> {
     let mut case = TestCase {
         name: Spanned::new(name, 0..0),
@@ -87,7 +87,7 @@ fn file_case(file: &Path, name: String, before: String) -> Result<TestCase, Erro
         ))
     };
     for line in before.lines() {
-        let Some(directive) = line.strip_prefix("# repatch:") else {
+        let Some(directive) = line.strip_prefix("# regraft:") else {
             break;
         };
         let directive = directive.trim();
@@ -195,7 +195,7 @@ pub fn run_rule(rule: &Rule, all: &[Rule], update: bool) -> Result<Vec<CaseResul
                     match stored {
                         None => Some(Failure {
                             message: format!(
-                                "no snapshot {}; run `repatch test --update` to write it",
+                                "no snapshot {}; run `regraft test --update` to write it",
                                 snapshot.display()
                             ),
                             texts: None,

@@ -24,7 +24,7 @@ fn tree(dir: &Path, files: usize) {
 }
 
 fn apply(dir: &Path) -> std::process::Child {
-    Command::new(env!("CARGO_BIN_EXE_repatch"))
+    Command::new(env!("CARGO_BIN_EXE_regraft"))
         .args(["apply", "-r", "r.yaml", "--write", "src"])
         .current_dir(dir)
         .stdout(Stdio::null())

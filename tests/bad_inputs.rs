@@ -1,5 +1,5 @@
 //! The bad-input catalogue: every folder in `tests/bad_inputs/` is a case with its files, the
-//! arguments to run (`args`), the expected exit code (`exit`), and a snapshot of what repatch
+//! arguments to run (`args`), the expected exit code (`exit`), and a snapshot of what regraft
 //! says on stderr. Some inputs are too large to keep and are generated here.
 
 use std::fs;
@@ -90,7 +90,7 @@ fn check(name: &str, dir: &Path) {
             p.file_name()
                 .unwrap()
                 .to_string_lossy()
-                .starts_with(".repatch-")
+                .starts_with(".regraft-")
         })
         .collect();
     assert!(
@@ -128,7 +128,7 @@ fn every_bad_input_gets_its_exit_code_and_message() {
         if name == "24-read-only-file-write" && !is_root() {
             expected = 2;
         }
-        let out = Command::new(env!("CARGO_BIN_EXE_repatch"))
+        let out = Command::new(env!("CARGO_BIN_EXE_regraft"))
             .args(args.split_whitespace())
             .current_dir(&dir)
             .env("NO_COLOR", "1")

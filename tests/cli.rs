@@ -1,12 +1,12 @@
-//! The `repatch` binary: modes, exit codes, atomic writes, stdin and JSON.
+//! The `regraft` binary: modes, exit codes, atomic writes, stdin and JSON.
 
 use std::fs;
 use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
-fn repatch(args: &[&str], dir: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_repatch"))
+fn regraft(args: &[&str], dir: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_regraft"))
         .args(args)
         .current_dir(dir)
         .env("NO_COLOR", "1")
@@ -43,7 +43,7 @@ const TARGET: &str = "src/whisper/modeling_whisper.py";
 #[test]
 fn one_file_and_no_mode_prints_the_patched_source() {
     let dir = workspace();
-    let out = repatch(
+    let out = regraft(
         &["apply", "--with", "transformers=4.57.6", TARGET],
         dir.path(),
     );
@@ -57,7 +57,7 @@ fn one_file_and_no_mode_prints_the_patched_source() {
 fn check_exits_one_and_writes_nothing() {
     let dir = workspace();
     let before = fs::read(dir.path().join(TARGET)).unwrap();
-    let out = repatch(
+    let out = regraft(
         &["apply", "--with", "transformers=4.57.6", "--check", "src"],
         dir.path(),
     );
@@ -72,7 +72,7 @@ fn write_replaces_the_file_keeping_its_permissions_and_a_second_check_is_clean()
     let dir = workspace();
     let path = dir.path().join(TARGET);
     fs::set_permissions(&path, fs::Permissions::from_mode(0o640)).unwrap();
-    let out = repatch(
+    let out = regraft(
         &["apply", "--with", "transformers=4.57.6", "--write", "src"],
         dir.path(),
     );
@@ -92,7 +92,7 @@ fn write_replaces_the_file_keeping_its_permissions_and_a_second_check_is_clean()
         1,
         "no temporary file is left behind: {leftovers:?}"
     );
-    let again = repatch(
+    let again = regraft(
         &["apply", "--with", "transformers=4.57.6", "--check", "src"],
         dir.path(),
     );
@@ -102,7 +102,7 @@ fn write_replaces_the_file_keeping_its_permissions_and_a_second_check_is_clean()
 #[test]
 fn diff_prints_a_unified_diff() {
     let dir = workspace();
-    let out = repatch(
+    let out = regraft(
         &["apply", "--with", "transformers=4.57.6", "--diff", TARGET],
         dir.path(),
     );
@@ -123,7 +123,7 @@ fn drift_exits_three_and_write_writes_nothing() {
         .unwrap()
         .replace("enumerate(self.layers)", "enumerate(self.blocks)");
     fs::write(&path, &drifted).unwrap();
-    let out = repatch(
+    let out = regraft(
         &["apply", "--with", "transformers=4.57.6", "--write", "src"],
         dir.path(),
     );
@@ -140,7 +140,7 @@ fn drift_exits_three_and_write_writes_nothing() {
 #[test]
 fn an_unknown_version_is_an_error_pointing_at_requires() {
     let dir = workspace();
-    let out = repatch(&["apply", TARGET], dir.path());
+    let out = regraft(&["apply", TARGET], dir.path());
     assert_eq!(out.status.code(), Some(2));
     let stderr = text(&out.stderr);
     assert!(
@@ -160,7 +160,7 @@ fn site_packages_supplies_versions() {
         "Name: transformers\nVersion: 4.52.4\n",
     )
     .unwrap();
-    let out = repatch(
+    let out = regraft(
         &["apply", "--site-packages", "site", "--check", TARGET],
         dir.path(),
     );
@@ -172,7 +172,7 @@ fn stdin_uses_the_stdin_filename_for_globs() {
     let dir = workspace();
     let source = fs::read_to_string(dir.path().join(TARGET)).unwrap();
     let run = |name: &str| {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_repatch"))
+        let mut child = Command::new(env!("CARGO_BIN_EXE_regraft"))
             .args([
                 "apply",
                 "--with",
@@ -209,7 +209,7 @@ fn stdin_uses_the_stdin_filename_for_globs() {
 #[test]
 fn json_lists_matches_with_spans_and_edits() {
     let dir = workspace();
-    let out = repatch(
+    let out = regraft(
         &[
             "apply",
             "--with",
@@ -241,13 +241,13 @@ fn json_lists_matches_with_spans_and_edits() {
 #[test]
 fn missing_paths_and_bad_input_exit_two() {
     let dir = workspace();
-    let out = repatch(
+    let out = regraft(
         &["apply", "--with", "transformers=4.57.6", "nope.py"],
         dir.path(),
     );
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("nope.py"));
-    let out = repatch(&["apply", "--with", "transformers", TARGET], dir.path());
+    let out = regraft(&["apply", "--with", "transformers", TARGET], dir.path());
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("is not PKG=VERSION"));
     fs::write(
@@ -255,7 +255,7 @@ fn missing_paths_and_bad_input_exit_two() {
         b"x = '\xff'\n",
     )
     .unwrap();
-    let out = repatch(
+    let out = regraft(
         &["apply", "--with", "transformers=4.57.6", "--check", "src"],
         dir.path(),
     );
@@ -270,7 +270,7 @@ fn missing_paths_and_bad_input_exit_two() {
 #[test]
 fn explain_prints_the_compiled_query() {
     let dir = workspace();
-    let out = repatch(
+    let out = regraft(
         &["explain", "rules/whisper-decoder-layer-positional.yaml"],
         dir.path(),
     );
@@ -288,7 +288,7 @@ fn on_miss_warn_reports_drift_and_exits_zero_and_skip_is_silent() {
             format!("id: r\nmatch: \"f($X)\"\naction: {{replace: \"g($X)\"}}\nexpect: 1\non_miss: {policy}\n"),
         )
         .unwrap();
-        let out = repatch(&["apply", "-r", "r.yaml", "--check", "t.py"], dir.path());
+        let out = regraft(&["apply", "-r", "r.yaml", "--check", "t.py"], dir.path());
         let stderr = text(&out.stderr);
         let code = if policy == "error" { 3 } else { 0 };
         assert_eq!(out.status.code(), Some(code), "{policy}: {stderr}");
@@ -300,7 +300,7 @@ fn on_miss_warn_reports_drift_and_exits_zero_and_skip_is_silent() {
         if policy == "warn" {
             assert!(stderr.contains("warning (on_miss: warn)"), "{stderr}");
         }
-        let matrix = repatch(
+        let matrix = regraft(
             &[
                 "matrix",
                 "-r",
@@ -324,14 +324,14 @@ fn on_miss_warn_reports_drift_and_exits_zero_and_skip_is_silent() {
 #[test]
 fn stamp_appends_one_line_and_shifts_none() {
     let dir = workspace();
-    let out = repatch(
+    let out = regraft(
         &["apply", "--with", "transformers=4.57.6", "--stamp", TARGET],
         dir.path(),
     );
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let stamped = text(&out.stdout);
     let plain = text(
-        &repatch(
+        &regraft(
             &["apply", "--with", "transformers=4.57.6", TARGET],
             dir.path(),
         )
@@ -341,6 +341,6 @@ fn stamp_appends_one_line_and_shifts_none() {
     assert!(stamped.starts_with(&plain));
     assert_eq!(
         stamped.lines().last().unwrap(),
-        "# patched by repatch: whisper-decoder-layer-positional on transformers==4.57.6"
+        "# patched by regraft: whisper-decoder-layer-positional on transformers==4.57.6"
     );
 }

@@ -123,7 +123,7 @@ fn non_utf8_rule_file() {
     let mut bytes = BASE.as_bytes().to_vec();
     bytes.splice(4..4, [0xff, 0xfe]);
     let error =
-        repatch::rules::load_bytes("rule.yaml", &bytes, repatch::rules::Syntax::Yaml).unwrap_err();
+        regraft::rules::load_bytes("rule.yaml", &bytes, regraft::rules::Syntax::Yaml).unwrap_err();
     insta::assert_snapshot!(render(&error));
 }
 

@@ -1,8 +1,8 @@
 //! Differential test against CPython: `kwargs_to_positional` must not change what a call
-//! binds. Random signatures and calls are patched by repatch; then `python3` binds the
+//! binds. Random signatures and calls are patched by regraft; then `python3` binds the
 //! original and the patched call to the signature with `inspect.signature(f).bind(...)` and
-//! compares. Where repatch refuses, the call must really have no positional form.
-//! `REPATCH_DIFFERENTIAL_CASES` sets the case count (default 200).
+//! compares. Where regraft refuses, the call must really have no positional form.
+//! `REGRAFT_DIFFERENTIAL_CASES` sets the case count (default 200).
 
 mod common;
 
@@ -223,7 +223,7 @@ fn refusal_is_justified(case: &Case) -> bool {
 
 #[test]
 fn kwargs_to_positional_binds_exactly_as_the_original_call() {
-    let count: usize = std::env::var("REPATCH_DIFFERENTIAL_CASES")
+    let count: usize = std::env::var("REGRAFT_DIFFERENTIAL_CASES")
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(200);

@@ -6,8 +6,8 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use repatch::rules::model::Rule;
-use repatch::rules::{Syntax, load_dsl, load_text, load_yaml, write};
+use regraft::rules::model::Rule;
+use regraft::rules::{Syntax, load_dsl, load_text, load_yaml, write};
 
 fn with_comments(rules: &[Rule]) -> Vec<(Rule, String)> {
     rules
@@ -33,7 +33,7 @@ fn rule_files() -> Vec<PathBuf> {
     let mut files: Vec<PathBuf> = fs::read_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("rules"))
         .unwrap()
         .map(|e| e.unwrap().path())
-        .filter(|p| repatch::rules::is_rule_file(p))
+        .filter(|p| regraft::rules::is_rule_file(p))
         .collect();
     files.push(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/every-key.yaml"));
     files.sort();
@@ -52,7 +52,7 @@ fn every_shipped_rule_is_the_same_model_in_both_syntaxes() {
     for path in rule_files() {
         let rules = load(&path);
         let dsl = to_dsl(&rules);
-        let from_dsl = load_dsl("converted.repatch", &dsl)
+        let from_dsl = load_dsl("converted.graft", &dsl)
             .unwrap_or_else(|e| panic!("{}\n{dsl}", common::render(&e)));
         assert_eq!(rules, from_dsl, "{}", path.display());
         let yaml = to_yaml(&from_dsl);
@@ -71,11 +71,11 @@ fn canonical_text_round_trips_byte_for_byte() {
         let yaml = to_yaml(&rules);
         // DSL → YAML → DSL
         let via_yaml =
-            to_dsl(&load_yaml("x.yaml", &to_yaml(&load_dsl("x.repatch", &dsl).unwrap())).unwrap());
+            to_dsl(&load_yaml("x.yaml", &to_yaml(&load_dsl("x.graft", &dsl).unwrap())).unwrap());
         assert_eq!(via_yaml, dsl, "{}", path.display());
         // YAML → DSL → YAML
         let via_dsl =
-            to_yaml(&load_dsl("x.repatch", &to_dsl(&load_yaml("x.yaml", &yaml).unwrap())).unwrap());
+            to_yaml(&load_dsl("x.graft", &to_dsl(&load_yaml("x.yaml", &yaml).unwrap())).unwrap());
         assert_eq!(via_dsl, yaml, "{}", path.display());
     }
 }
@@ -107,7 +107,7 @@ rule whisper-decoder-layer-positional
 #[test]
 fn a_dsl_rule_applies_like_its_yaml_twin() {
     let rules =
-        repatch::compile::RuleSet::compile(load_dsl("w.repatch", WHISPER_DSL).unwrap()).unwrap();
+        regraft::compile::RuleSet::compile(load_dsl("w.graft", WHISPER_DSL).unwrap()).unwrap();
     let source = include_str!("../examples/whisper/modeling_whisper.py");
     let env = common::versions(&["transformers=4.57.6"]);
     let from_dsl =
@@ -124,9 +124,9 @@ fn a_dsl_rule_applies_like_its_yaml_twin() {
 }
 
 fn dsl_error(text: &str) -> String {
-    let error = match load_dsl("rules.repatch", text) {
+    let error = match load_dsl("rules.graft", text) {
         Err(e) => e,
-        Ok(rules) => repatch::compile::RuleSet::compile(rules).expect_err("an error"),
+        Ok(rules) => regraft::compile::RuleSet::compile(rules).expect_err("an error"),
     };
     common::render(&error)
 }
@@ -233,8 +233,8 @@ fn semantic_error_misspelt_phase() {
     )));
 }
 
-fn repatch(args: &[&str], dir: &Path) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_repatch"))
+fn regraft(args: &[&str], dir: &Path) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_regraft"))
         .args(args)
         .current_dir(dir)
         .env("NO_COLOR", "1")
@@ -246,10 +246,10 @@ fn repatch(args: &[&str], dir: &Path) -> std::process::Output {
 fn fmt_checks_rewrites_and_keeps_leading_comments() {
     let dir = tempfile::tempdir().unwrap();
     let messy = "# keep me\nrule a\n    match   `f($X)`\n  replace `g($X)`\n\n\n";
-    fs::write(dir.path().join("a.repatch"), messy).unwrap();
-    let check = repatch(&["fmt", "--check", "a.repatch"], dir.path());
+    fs::write(dir.path().join("a.graft"), messy).unwrap();
+    let check = regraft(&["fmt", "--check", "a.graft"], dir.path());
     assert_eq!(check.status.code(), Some(1));
-    let write = repatch(&["fmt", "a.repatch"], dir.path());
+    let write = regraft(&["fmt", "a.graft"], dir.path());
     assert_eq!(
         write.status.code(),
         Some(0),
@@ -257,16 +257,16 @@ fn fmt_checks_rewrites_and_keeps_leading_comments() {
         String::from_utf8_lossy(&write.stderr)
     );
     assert_eq!(
-        fs::read_to_string(dir.path().join("a.repatch")).unwrap(),
+        fs::read_to_string(dir.path().join("a.graft")).unwrap(),
         "# keep me\nrule a\n  phase pre_compile\n  match `f($X)`\n  replace `g($X)`\n"
     );
     assert_eq!(
-        repatch(&["fmt", "--check", "a.repatch"], dir.path())
+        regraft(&["fmt", "--check", "a.graft"], dir.path())
             .status
             .code(),
         Some(0)
     );
-    let to_yaml = repatch(&["fmt", "--to", "yaml", "a.repatch"], dir.path());
+    let to_yaml = regraft(&["fmt", "--to", "yaml", "a.graft"], dir.path());
     assert_eq!(
         String::from_utf8_lossy(&to_yaml.stdout),
         "# keep me\nid: a\nphase: pre_compile\nmatch: f($X)\naction:\n  replace: g($X)\n"
@@ -277,12 +277,12 @@ fn fmt_checks_rewrites_and_keeps_leading_comments() {
 fn fmt_refuses_to_drop_a_comment_inside_a_rule() {
     let dir = tempfile::tempdir().unwrap();
     let text = "rule a\n  match `f($X)`  # why this matches\n  replace `g($X)`\n";
-    fs::write(dir.path().join("a.repatch"), text).unwrap();
-    let out = repatch(&["fmt", "a.repatch"], dir.path());
+    fs::write(dir.path().join("a.graft"), text).unwrap();
+    let out = regraft(&["fmt", "a.graft"], dir.path());
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("fmt would drop this comment"));
     assert_eq!(
-        fs::read_to_string(dir.path().join("a.repatch")).unwrap(),
+        fs::read_to_string(dir.path().join("a.graft")).unwrap(),
         text
     );
 }
@@ -292,7 +292,7 @@ fn rule_folders_load_dsl_files_beside_yaml() {
     let dir = tempfile::tempdir().unwrap();
     fs::create_dir(dir.path().join("rules")).unwrap();
     fs::write(
-        dir.path().join("rules/a.repatch"),
+        dir.path().join("rules/a.graft"),
         "rule a\n  match `f($X)`\n  replace `g($X)`\n",
     )
     .unwrap();
@@ -302,7 +302,7 @@ fn rule_folders_load_dsl_files_beside_yaml() {
     )
     .unwrap();
     fs::write(dir.path().join("t.py"), "f(1)\nh(2)\n").unwrap();
-    let out = repatch(&["apply", "t.py"], dir.path());
+    let out = regraft(&["apply", "t.py"], dir.path());
     assert_eq!(
         String::from_utf8_lossy(&out.stdout),
         "g(1)\nk(2)\n",

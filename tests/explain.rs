@@ -1,10 +1,10 @@
-//! `repatch explain`: the rule as compiled, and with `--in` its matches and near misses.
+//! `regraft explain`: the rule as compiled, and with `--in` its matches and near misses.
 
 use std::path::Path;
 use std::process::Command;
 
 fn explain(args: &[&str]) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_repatch"))
+    let out = Command::new(env!("CARGO_BIN_EXE_regraft"))
         .arg("explain")
         .args(args)
         .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")))

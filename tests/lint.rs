@@ -1,10 +1,10 @@
-//! `repatch lint`: findings in every output format, and exit codes.
+//! `regraft lint`: findings in every output format, and exit codes.
 
 use std::path::Path;
 use std::process::{Command, Output};
 
 fn lint(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_repatch"))
+    Command::new(env!("CARGO_BIN_EXE_regraft"))
         .arg("lint")
         .args(args)
         .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")))
@@ -60,7 +60,7 @@ fn sarif_has_tool_rules_and_located_results() {
     let log: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(log["version"], "2.1.0");
     let run = &log["runs"][0];
-    assert_eq!(run["tool"]["driver"]["name"], "repatch");
+    assert_eq!(run["tool"]["driver"]["name"], "regraft");
     let rules = run["tool"]["driver"]["rules"].as_array().unwrap();
     let results = run["results"].as_array().unwrap();
     assert_eq!(results.len(), 4);
@@ -90,5 +90,5 @@ fn github_annotations() {
             .all(|l| l.starts_with("::error file=") || l.starts_with("::warning file=")),
         "{annotations}"
     );
-    assert!(annotations.contains("title=repatch::lint::unsatisfiable::"));
+    assert!(annotations.contains("title=regraft::lint::unsatisfiable::"));
 }

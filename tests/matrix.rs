@@ -1,11 +1,11 @@
-//! `repatch matrix`: each status on small fixture trees, formats and exit codes.
+//! `regraft matrix`: each status on small fixture trees, formats and exit codes.
 
 use std::fs;
 use std::path::Path;
 use std::process::{Command, Output};
 
 fn run(args: &[&str], dir: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_repatch"))
+    Command::new(env!("CARGO_BIN_EXE_regraft"))
         .args(args)
         .current_dir(dir)
         .env("NO_COLOR", "1")

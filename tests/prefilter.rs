@@ -6,8 +6,8 @@ mod common;
 use std::fs;
 use std::path::Path;
 
-use repatch::compile::RuleSet;
-use repatch::engine::{Engine, Target};
+use regraft::compile::RuleSet;
+use regraft::engine::{Engine, Target};
 
 fn fixture_files() -> Vec<(String, String)> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -37,7 +37,7 @@ fn fixture_files() -> Vec<(String, String)> {
                 // Test cases name the path their rule's globs select.
                 let name = text
                     .lines()
-                    .find_map(|l| l.strip_prefix("# repatch: path "))
+                    .find_map(|l| l.strip_prefix("# regraft: path "))
                     .map_or_else(|| path.display().to_string(), str::to_string);
                 out.push((name, text));
             }
@@ -63,7 +63,7 @@ fn compare(set: &RuleSet, versions: &[&str]) {
             (Ok(a), Ok(b)) => {
                 assert_eq!(a.output, b.output, "{path}");
                 assert_eq!(a.rules, b.rules, "{path}");
-                let kinds = |s: &repatch::engine::Survey| {
+                let kinds = |s: &regraft::engine::Survey| {
                     s.errors
                         .iter()
                         .map(|(r, e)| (r.clone(), e.kind()))
@@ -84,7 +84,7 @@ fn compare(set: &RuleSet, versions: &[&str]) {
 #[test]
 fn shipped_rules_give_the_same_reports_with_and_without_the_prefilter() {
     let rules =
-        repatch::rules::load_path(&Path::new(env!("CARGO_MANIFEST_DIR")).join("rules")).unwrap();
+        regraft::rules::load_path(&Path::new(env!("CARGO_MANIFEST_DIR")).join("rules")).unwrap();
     let set = RuleSet::compile(rules).unwrap();
     for version in ["4.46.3", "4.51.3", "4.57.6", "5.25.0"] {
         compare(&set, &[&format!("transformers={version}")]);
@@ -111,7 +111,7 @@ fn benchmark_rules_give_the_same_reports_with_and_without_the_prefilter() {
             "{set_kwargs: {use_cache: 'False'}}".to_string(),
         ] {
             let yaml = format!("id: b{i}\nmatch: '{p}'\naction: {action}\nexpect: {{min: 0}}\n");
-            let rules = repatch::rules::load_yaml("bench.yaml", &yaml).unwrap();
+            let rules = regraft::rules::load_yaml("bench.yaml", &yaml).unwrap();
             // Keyword actions need a call in the pattern; `replace` takes any.
             if let Ok(set) = RuleSet::compile(rules) {
                 compare(&set, &[]);
@@ -124,7 +124,7 @@ fn benchmark_rules_give_the_same_reports_with_and_without_the_prefilter() {
 
 #[test]
 fn every_action_gives_the_same_reports_with_and_without_the_prefilter() {
-    let rules = repatch::rules::load_yaml(
+    let rules = regraft::rules::load_yaml(
         "every-action.yaml",
         include_str!("fixtures/every-action.yaml"),
     )
@@ -135,12 +135,12 @@ fn every_action_gives_the_same_reports_with_and_without_the_prefilter() {
 }
 
 /// Every named node stands where the grammar's node-type table says it may (the kind walk prunes by
-/// that table), over the fixtures and, with `REPATCH_CONTAINMENT_TREE=DIR`, every `*.py` below
+/// that table), over the fixtures and, with `REGRAFT_CONTAINMENT_TREE=DIR`, every `*.py` below
 /// DIR (a real upstream tree).
 #[test]
 fn the_grammar_table_admits_every_parent_child_pair() {
     let mut sources: Vec<(String, String)> = fixture_files();
-    if let Ok(dir) = std::env::var("REPATCH_CONTAINMENT_TREE") {
+    if let Ok(dir) = std::env::var("REGRAFT_CONTAINMENT_TREE") {
         for entry in ignore::WalkBuilder::new(dir)
             .standard_filters(false)
             .build()
@@ -152,10 +152,10 @@ fn the_grammar_table_admits_every_parent_child_pair() {
             }
         }
     }
-    let table = repatch::grammar::containment();
+    let table = regraft::grammar::containment();
     for (path, source) in &sources {
-        let tree = repatch::python::parse(source);
-        if repatch::python::first_syntax_error(tree.root_node()).is_some() {
+        let tree = regraft::python::parse(source);
+        if regraft::python::first_syntax_error(tree.root_node()).is_some() {
             continue;
         }
         let mut cursor = tree.walk();

@@ -4,10 +4,10 @@
 mod common;
 
 use proptest::prelude::*;
-use repatch::python::{first_syntax_error, parse};
+use regraft::python::{first_syntax_error, parse};
 
-use repatch::compile::RuleSet;
-use repatch::rules::load_yaml;
+use regraft::compile::RuleSet;
+use regraft::rules::load_yaml;
 
 /// One rule per action, each broad enough to fire on the generated code (shared with the
 /// apply fuzz target).
@@ -100,7 +100,7 @@ fn module() -> impl Strategy<Value = String> {
 
 proptest! {
     #![proptest_config(ProptestConfig {
-        cases: std::env::var("REPATCH_PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(48),
+        cases: std::env::var("REGRAFT_PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(48),
         ..ProptestConfig::default()
     })]
 

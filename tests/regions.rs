@@ -2,13 +2,13 @@
 //! regions holds the same innermost statement, with the same subtree up to the first block
 //! after the offset (all a match there can reach), as a parse of the whole file; and every
 //! region of a valid file parses cleanly (no fallback to a whole parse).
-//! With `REPATCH_REGION_TREE=DIR`, every `*.py` below DIR is checked too (e.g. transformers).
+//! With `REGRAFT_REGION_TREE=DIR`, every `*.py` below DIR is checked too (e.g. transformers).
 
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use repatch::python;
-use repatch::regions::{Anchor, punctuation, statement_regions};
+use regraft::python;
+use regraft::regions::{Anchor, punctuation, statement_regions};
 use tree_sitter::Node;
 
 /// The deepest node holding `offset` that is a statement (a child of a module or a block).
@@ -222,7 +222,7 @@ fn the_fixture_statements_are_not_the_whole_file() {
 
 #[test]
 fn a_tree_from_the_environment() {
-    let Ok(dir) = std::env::var("REPATCH_REGION_TREE") else {
+    let Ok(dir) = std::env::var("REGRAFT_REGION_TREE") else {
         return;
     };
     let mut stack = vec![PathBuf::from(dir)];

@@ -1,11 +1,11 @@
-//! `repatch test`: rule test cases, inline and in `<rule-id>.tests/`, against snapshots.
+//! `regraft test`: rule test cases, inline and in `<rule-id>.tests/`, against snapshots.
 
 use std::fs;
 use std::path::Path;
 use std::process::{Command, Output};
 
 fn run(args: &[&str], dir: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_repatch"))
+    Command::new(env!("CARGO_BIN_EXE_regraft"))
         .args(args)
         .current_dir(dir)
         .env("NO_COLOR", "1")
@@ -28,7 +28,7 @@ fn every_shipped_rule_passes_its_tests() {
     assert!(stdout.trim_end().ends_with(" passed, 0 failed"), "{stdout}");
     // Each shipped rule has a case that patches, one the version gate skips, and a near miss.
     let rules =
-        repatch::rules::load_path(&Path::new(env!("CARGO_MANIFEST_DIR")).join("rules")).unwrap();
+        regraft::rules::load_path(&Path::new(env!("CARGO_MANIFEST_DIR")).join("rules")).unwrap();
     assert!(rules.len() >= 6);
     for rule in &rules {
         for kind in ["patches", "gate-skips", "near-miss"] {

@@ -13,4 +13,4 @@ python=${PYTHON:-python3}
 [ -x "$venv/bin/python" ] || "$python" -m venv "$venv"
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "pytest>=8"
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --force-reinstall --no-deps .
-REPATCH_BIN="$PWD/target/debug/repatch" "$venv/bin/python" -m pytest tests/python
+REGRAFT_BIN="$PWD/target/debug/regraft" "$venv/bin/python" -m pytest tests/python

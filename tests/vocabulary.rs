@@ -61,7 +61,7 @@ fn append_body_is_guarded_by_unless_on_a_second_run() {
     let report = patch(&set, &versions(&[]), "m.py", &once).unwrap();
     assert_eq!(
         report.rules[0].status,
-        repatch::engine::RuleStatus::Redundant
+        regraft::engine::RuleStatus::Redundant
     );
     assert!(report.rules[0].matches[0].guarded);
 }
@@ -150,7 +150,7 @@ fn after_errors() {
 
 #[test]
 fn when_probes_gate_on_what_the_file_looks_like() {
-    let rule = "id: w\nwhen:\n  has: \"class $C(GradientCheckpointingLayer): $$$B\"\n  lacks_text: \"# repatch: off\"\nmatch: \"self.norm($X)\"\naction: {replace: \"self.final_norm($X)\"}\n";
+    let rule = "id: w\nwhen:\n  has: \"class $C(GradientCheckpointingLayer): $$$B\"\n  lacks_text: \"# regraft: off\"\nmatch: \"self.norm($X)\"\naction: {replace: \"self.final_norm($X)\"}\n";
     let set = rules(rule);
     let env = versions(&[]);
     let with =
@@ -160,20 +160,20 @@ fn when_probes_gate_on_what_the_file_looks_like() {
     assert!(out.output.contains("self.final_norm(x)"));
     let out = patch(&set, &env, "m.py", &without).unwrap();
     assert_eq!(out.output, without);
-    assert_eq!(out.rules[0].status, repatch::engine::RuleStatus::Inactive);
+    assert_eq!(out.rules[0].status, regraft::engine::RuleStatus::Inactive);
     assert_eq!(
         out.rules[0].reason.as_deref(),
         Some("when: the file has no `class $C(GradientCheckpointingLayer): $$$B`")
     );
-    let off = format!("{with}# repatch: off\n");
+    let off = format!("{with}# regraft: off\n");
     let out = patch(&set, &env, "m.py", &off).unwrap();
     assert_eq!(
         out.rules[0].reason.as_deref(),
-        Some("when: the file contains `# repatch: off`")
+        Some("when: the file contains `# regraft: off`")
     );
     // The same rule round-trips through the DSL.
-    let dsl = repatch::rules::write::to_dsl(&[(
-        repatch::rules::load_yaml("w.yaml", rule).unwrap()[0].clone(),
+    let dsl = regraft::rules::write::to_dsl(&[(
+        regraft::rules::load_yaml("w.yaml", rule).unwrap()[0].clone(),
         String::new(),
     )]);
     assert!(
@@ -181,7 +181,7 @@ fn when_probes_gate_on_what_the_file_looks_like() {
         "{dsl}"
     );
     assert_eq!(
-        repatch::rules::load_dsl("w.repatch", &dsl).unwrap(),
-        repatch::rules::load_yaml("w.yaml", rule).unwrap()
+        regraft::rules::load_dsl("w.graft", &dsl).unwrap(),
+        regraft::rules::load_yaml("w.yaml", rule).unwrap()
     );
 }

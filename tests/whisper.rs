@@ -160,7 +160,7 @@ fn the_version_gate_skips_older_releases() {
     )
     .unwrap();
     assert_eq!(out.output, source);
-    assert_eq!(out.rules[0].status, repatch::engine::RuleStatus::Inactive);
+    assert_eq!(out.rules[0].status, regraft::engine::RuleStatus::Inactive);
 }
 
 #[test]
@@ -194,7 +194,7 @@ fn the_shipped_example_patches_as_expected() {
     insta::assert_snapshot!("example_patched", out.output);
     insta::assert_snapshot!(
         "example_diff",
-        repatch::report::unified_diff(path, source, &out.output)
+        regraft::report::unified_diff(path, source, &out.output)
     );
     let again = patch(
         &whisper_rule(),

@@ -3,11 +3,11 @@
 //! `cargo test` through exactly the code that found it.
 #![allow(dead_code)]
 
-use repatch::compile::RuleSet;
-use repatch::engine::{Engine, PatchError, Target};
-use repatch::python::{first_syntax_error, parse};
-use repatch::rules::{Syntax, load_bytes, load_text, load_yaml, write};
-use repatch::versions::VersionEnv;
+use regraft::compile::RuleSet;
+use regraft::engine::{Engine, PatchError, Target};
+use regraft::python::{first_syntax_error, parse};
+use regraft::rules::{Syntax, load_bytes, load_text, load_yaml, write};
+use regraft::versions::VersionEnv;
 
 /// YAML rules: see [`load_compile_and_round_trip`].
 pub fn yaml_loader(bytes: &[u8]) {

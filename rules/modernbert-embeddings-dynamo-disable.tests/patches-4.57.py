@@ -1,5 +1,5 @@
-# repatch: with transformers=4.57.6
-# repatch: path transformers/models/modernbert/modeling_modernbert.py
+# regraft: with transformers=4.57.6
+# regraft: path transformers/models/modernbert/modeling_modernbert.py
 class ModernBertEmbeddings(nn.Module):
     def __init__(self, config):
         super().__init__()

@@ -1,6 +1,6 @@
-# repatch: with transformers=5.25.0
-# repatch: unchanged
-# repatch: path transformers/models/modernbert/modeling_modernbert.py
+# regraft: with transformers=5.25.0
+# regraft: unchanged
+# regraft: path transformers/models/modernbert/modeling_modernbert.py
 class ModernBertEmbeddings(nn.Module):
     def __init__(self, config):
         super().__init__()

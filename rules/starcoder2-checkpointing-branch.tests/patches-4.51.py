@@ -1,5 +1,5 @@
-# repatch: with transformers=4.51.3
-# repatch: path transformers/models/starcoder2/modeling_starcoder2.py
+# regraft: with transformers=4.51.3
+# regraft: path transformers/models/starcoder2/modeling_starcoder2.py
 class Starcoder2DecoderLayer(nn.Module):
     def forward(
         self,

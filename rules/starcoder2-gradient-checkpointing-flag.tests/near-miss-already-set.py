@@ -1,6 +1,6 @@
-# repatch: with transformers=4.51.3
-# repatch: unchanged
-# repatch: path transformers/models/starcoder2/modeling_starcoder2.py
+# regraft: with transformers=4.51.3
+# regraft: unchanged
+# regraft: path transformers/models/starcoder2/modeling_starcoder2.py
 class Starcoder2DecoderLayer(nn.Module):
     def forward(
         self,

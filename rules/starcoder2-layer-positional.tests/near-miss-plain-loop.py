@@ -1,6 +1,6 @@
-# repatch: with transformers=4.51.3
-# repatch: error drift
-# repatch: path transformers/models/starcoder2/modeling_starcoder2.py
+# regraft: with transformers=4.51.3
+# regraft: error drift
+# regraft: path transformers/models/starcoder2/modeling_starcoder2.py
 class Starcoder2DecoderLayer(nn.Module):
     def forward(
         self,

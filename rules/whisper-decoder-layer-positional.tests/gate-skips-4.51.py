@@ -1,5 +1,5 @@
-# repatch: with transformers=4.51.3
-# repatch: unchanged
+# regraft: with transformers=4.51.3
+# regraft: unchanged
 class WhisperDecoderLayer(GradientCheckpointingLayer):
     def forward(
         self,

@@ -1,5 +1,5 @@
-# repatch: with transformers=4.57.6
-# repatch: error drift
+# regraft: with transformers=4.57.6
+# regraft: error drift
 class WhisperDecoderLayer(GradientCheckpointingLayer):
     def forward(
         self,

@@ -1,4 +1,4 @@
-# repatch: with transformers=4.57.6
+# regraft: with transformers=4.57.6
 class WhisperDecoderLayer(GradientCheckpointingLayer):
     def forward(
         self,

@@ -1,4 +1,4 @@
-# repatch: with transformers=5.25.0
+# regraft: with transformers=5.25.0
 class WhisperDecoderLayer(GradientCheckpointingLayer):
     def forward(
         self,

@@ -11,8 +11,8 @@ pub enum PatchError {
     /// The target is not valid Python; it is left untouched.
     #[error("{path} is not valid Python: {reason}")]
     #[diagnostic(
-        code(repatch::target::syntax),
-        help("repatch only edits files that parse; fix the syntax error first")
+        code(regraft::target::syntax),
+        help("regraft only edits files that parse; fix the syntax error first")
     )]
     TargetSyntax {
         /// The target's path.
@@ -29,7 +29,7 @@ pub enum PatchError {
 
     /// A rule found a different number of matches than it expects.
     #[error("drift: rule `{rule}` expects {expected} match(es) in {path}, found {found}")]
-    #[diagnostic(code(repatch::drift))]
+    #[diagnostic(code(regraft::drift))]
     Drift {
         /// The rule.
         rule: String,
@@ -53,7 +53,7 @@ pub enum PatchError {
     /// Two edits overlap.
     #[error("conflict: rule `{first}` and rule `{second}` edit overlapping code in {path}")]
     #[diagnostic(
-        code(repatch::conflict),
+        code(regraft::conflict),
         help("narrow one rule's pattern or scope, or make one rule run in a later phase")
     )]
     Conflict {
@@ -76,7 +76,7 @@ pub enum PatchError {
 
     /// An action cannot be carried out on a match.
     #[error("rule `{rule}` cannot apply `{action}` in {path}: {reason}")]
-    #[diagnostic(code(repatch::action))]
+    #[diagnostic(code(regraft::action))]
     Action {
         /// The rule.
         rule: String,
@@ -100,7 +100,7 @@ pub enum PatchError {
     /// The patched text does not parse; nothing is written.
     #[error("patching {path} would produce invalid Python ({reason}); nothing was written")]
     #[diagnostic(
-        code(repatch::result::syntax),
+        code(regraft::result::syntax),
         help("the template of rule(s) {rules} does not fit where it was put")
     )]
     UnparseableResult {
@@ -121,7 +121,7 @@ pub enum PatchError {
     /// Applying the rules to their own output would change it again.
     #[error("rule `{rule}` is not idempotent: applied to its own output it edits {path} again")]
     #[diagnostic(
-        code(repatch::result::idempotence),
+        code(regraft::result::idempotence),
         help("make the pattern stop matching what the action produces")
     )]
     NotIdempotent {

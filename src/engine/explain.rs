@@ -23,7 +23,7 @@ pub const NEAR_MISSES_SHOWN: usize = 5;
 /// A node that fits the pattern's root but failed, with the first reason.
 #[derive(Debug, Error, Diagnostic)]
 #[error("near miss for rule `{rule}`: {reason}")]
-#[diagnostic(severity(Advice), code(repatch::explain::near_miss))]
+#[diagnostic(severity(Advice), code(regraft::explain::near_miss))]
 pub struct NearMiss {
     /// The rule.
     pub rule: String,

@@ -1,4 +1,4 @@
-//! Reads the text DSL (`grammar/repatch.pest`) into the same value tree and span index as YAML.
+//! Reads the text DSL (`grammar/regraft.pest`) into the same value tree and span index as YAML.
 
 use std::ops::Range;
 
@@ -11,7 +11,7 @@ use super::error::did_you_mean;
 use super::spans::{Path, Seg, SpanIndex};
 
 #[derive(pest_derive::Parser)]
-#[grammar = "../grammar/repatch.pest"]
+#[grammar = "../grammar/regraft.pest"]
 struct DslParser;
 
 /// A DSL syntax error: where, what was expected (in words), and maybe a hint.

@@ -165,31 +165,31 @@ pub enum RuleErrorKind {
 impl RuleErrorKind {
     fn code(&self) -> &'static str {
         match self {
-            RuleErrorKind::NotUtf8 => "repatch::rule::encoding",
-            RuleErrorKind::Yaml(_) => "repatch::rule::yaml",
-            RuleErrorKind::DslSyntax(_) => "repatch::rule::syntax",
-            RuleErrorKind::NoRules => "repatch::rule::empty",
-            RuleErrorKind::CommentWouldBeLost => "repatch::fmt::comment",
-            RuleErrorKind::UnknownKey { .. } => "repatch::rule::unknown_key",
-            RuleErrorKind::MissingKey { .. } => "repatch::rule::missing_key",
-            RuleErrorKind::WrongType { .. } => "repatch::rule::type",
-            RuleErrorKind::InvalidValue { .. } => "repatch::rule::value",
-            RuleErrorKind::Specifier { .. } => "repatch::rule::specifier",
-            RuleErrorKind::PatternSyntax { .. } => "repatch::rule::pattern",
-            RuleErrorKind::Metavariable { .. } => "repatch::rule::metavariable",
-            RuleErrorKind::UnknownAction { .. } => "repatch::rule::action",
+            RuleErrorKind::NotUtf8 => "regraft::rule::encoding",
+            RuleErrorKind::Yaml(_) => "regraft::rule::yaml",
+            RuleErrorKind::DslSyntax(_) => "regraft::rule::syntax",
+            RuleErrorKind::NoRules => "regraft::rule::empty",
+            RuleErrorKind::CommentWouldBeLost => "regraft::fmt::comment",
+            RuleErrorKind::UnknownKey { .. } => "regraft::rule::unknown_key",
+            RuleErrorKind::MissingKey { .. } => "regraft::rule::missing_key",
+            RuleErrorKind::WrongType { .. } => "regraft::rule::type",
+            RuleErrorKind::InvalidValue { .. } => "regraft::rule::value",
+            RuleErrorKind::Specifier { .. } => "regraft::rule::specifier",
+            RuleErrorKind::PatternSyntax { .. } => "regraft::rule::pattern",
+            RuleErrorKind::Metavariable { .. } => "regraft::rule::metavariable",
+            RuleErrorKind::UnknownAction { .. } => "regraft::rule::action",
             RuleErrorKind::ActionNeedsCall { .. } | RuleErrorKind::ActionNeedsFunction { .. } => {
-                "repatch::rule::action_target"
+                "regraft::rule::action_target"
             }
             RuleErrorKind::UnknownAfter { .. }
             | RuleErrorKind::AfterLaterPhase { .. }
-            | RuleErrorKind::AfterCycle { .. } => "repatch::rule::order",
-            RuleErrorKind::UnboundMetavariable { .. } => "repatch::rule::unbound",
-            RuleErrorKind::DuplicateId { .. } => "repatch::rule::duplicate_id",
-            RuleErrorKind::UnknownVersion { .. } => "repatch::rule::unknown_version",
-            RuleErrorKind::Unsatisfiable { .. } => "repatch::lint::unsatisfiable",
-            RuleErrorKind::NoExpect { .. } => "repatch::lint::no_expect",
-            RuleErrorKind::UnusedLoopBinding { .. } => "repatch::lint::unused_binding",
+            | RuleErrorKind::AfterCycle { .. } => "regraft::rule::order",
+            RuleErrorKind::UnboundMetavariable { .. } => "regraft::rule::unbound",
+            RuleErrorKind::DuplicateId { .. } => "regraft::rule::duplicate_id",
+            RuleErrorKind::UnknownVersion { .. } => "regraft::rule::unknown_version",
+            RuleErrorKind::Unsatisfiable { .. } => "regraft::lint::unsatisfiable",
+            RuleErrorKind::NoExpect { .. } => "regraft::lint::no_expect",
+            RuleErrorKind::UnusedLoopBinding { .. } => "regraft::lint::unused_binding",
         }
     }
 
@@ -242,7 +242,7 @@ impl RuleErrorKind {
         }
     }
 
-    /// The diagnostic code, e.g. `repatch::rule::unknown_key`.
+    /// The diagnostic code, e.g. `regraft::rule::unknown_key`.
     pub fn code_name(&self) -> &'static str {
         self.code()
     }

@@ -21,7 +21,7 @@ use model::Rule;
 pub enum Syntax {
     /// `*.yaml` / `*.yml`.
     Yaml,
-    /// `*.repatch`, the text DSL.
+    /// `*.graft`, the text DSL.
     Dsl,
 }
 
@@ -30,7 +30,7 @@ impl Syntax {
     pub fn of(path: &Path) -> Option<Syntax> {
         match path.extension().and_then(|e| e.to_str()) {
             Some("yaml" | "yml") => Some(Syntax::Yaml),
-            Some("repatch") => Some(Syntax::Dsl),
+            Some("graft") => Some(Syntax::Dsl),
             _ => None,
         }
     }

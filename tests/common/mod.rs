@@ -1,10 +1,10 @@
 //! Helpers shared by the integration tests.
 #![allow(dead_code)]
 
-use repatch::compile::RuleSet;
-use repatch::engine::{Engine, PatchError, Patched, Target};
-use repatch::rules::load_yaml;
-use repatch::versions::VersionEnv;
+use regraft::compile::RuleSet;
+use regraft::engine::{Engine, PatchError, Patched, Target};
+use regraft::rules::load_yaml;
+use regraft::versions::VersionEnv;
 
 /// Compiles YAML rule text, panicking with the rendered diagnostic on failure.
 pub fn rules(yaml: &str) -> RuleSet {
@@ -45,7 +45,7 @@ pub fn patch(
 
 /// Renders a diagnostic without colour, as a user sees it in a log.
 pub fn render(diagnostic: &dyn miette::Diagnostic) -> String {
-    repatch::diagnostics::render(diagnostic, false)
+    regraft::diagnostics::render(diagnostic, false)
 }
 
 /// The shipped Whisper rule.

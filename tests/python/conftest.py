@@ -16,9 +16,9 @@ def root() -> pathlib.Path:
 
 @pytest.fixture(scope="session")
 def cli() -> pathlib.Path:
-    """The `repatch` binary: $REPATCH_BIN, else the debug build, built here if missing."""
-    binary = pathlib.Path(os.environ.get("REPATCH_BIN", ROOT / "target" / "debug" / "repatch"))
+    """The `regraft` binary: $REGRAFT_BIN, else the debug build, built here if missing."""
+    binary = pathlib.Path(os.environ.get("REGRAFT_BIN", ROOT / "target" / "debug" / "regraft"))
     if not binary.exists():
-        subprocess.run(["cargo", "build", "--locked", "--bin", "repatch"], cwd=ROOT, check=True)
-    assert binary.exists(), f"no repatch binary at {binary}"
+        subprocess.run(["cargo", "build", "--locked", "--bin", "regraft"], cwd=ROOT, check=True)
+    assert binary.exists(), f"no regraft binary at {binary}"
     return binary

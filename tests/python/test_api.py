@@ -9,7 +9,7 @@ import warnings
 
 import pytest
 
-import repatch
+import regraft
 
 WHISPER = "examples/whisper/modeling_whisper.py"
 
@@ -23,19 +23,19 @@ def test_whisper_rule_gives_the_same_text_as_the_cli(root, cli):
         text=True,
         check=True,
     ).stdout
-    rules = repatch.Rules.load(root / "rules")
+    rules = regraft.Rules.load(root / "rules")
     via_api = rules.apply(source, filename=WHISPER, versions={"transformers": "4.57.6"})
     assert via_api == via_cli
     assert via_api != source
     assert "                causal_mask,\n                encoder_hidden_states,\n                None,\n" in via_api
     # The shortcut loads the rules itself and gives the same text.
-    shortcut = repatch.apply(source, root / "rules", filename=WHISPER, versions={"transformers": "4.57.6"})
+    shortcut = regraft.apply(source, root / "rules", filename=WHISPER, versions={"transformers": "4.57.6"})
     assert shortcut == via_api
 
 
 def test_the_version_gate_and_file_globs_select_rules(root):
     source = (root / WHISPER).read_text()
-    rules = repatch.Rules.load(root / "rules" / "whisper-decoder-layer-positional.yaml")
+    rules = regraft.Rules.load(root / "rules" / "whisper-decoder-layer-positional.yaml")
     assert rules.apply(source, filename=WHISPER, versions={"transformers": "4.51.3"}) == source
     assert rules.apply(source, filename="other.py", versions={"transformers": "4.57.6"}) == source
     # Without a file name every rule looks at the source, whatever its globs say.
@@ -51,14 +51,14 @@ def test_dsl_rules_parse_like_yaml(root):
           expect 1
         """
     )
-    rules = repatch.Rules.parse(dsl, format="dsl")
+    rules = regraft.Rules.parse(dsl, format="dsl")
     assert rules.ids == ["drop-flag"]
     assert rules.apply("f(1, flag=True, x=2)\n") == "f(1, x=2)\n"
 
 
 def test_check_reports_matches_without_editing(root):
     source = (root / WHISPER).read_text()
-    rules = repatch.Rules.load(root / "rules")
+    rules = regraft.Rules.load(root / "rules")
     report = rules.check(source, filename=WHISPER, versions={"transformers": "4.57.6"})
     check = report["whisper-decoder-layer-positional"]
     assert report.ok
@@ -75,24 +75,24 @@ def test_check_reports_matches_without_editing(root):
 
 
 def test_check_carries_drift_instead_of_raising():
-    rules = repatch.Rules.parse("id: need-g\nmatch: g($$$A)\naction: {remove_kwargs: [x]}\nexpect: 1\n")
+    rules = regraft.Rules.parse("id: need-g\nmatch: g($$$A)\naction: {remove_kwargs: [x]}\nexpect: 1\n")
     report = rules.check("f(x=1)\n")
     assert not report.ok
     assert report["need-g"].status == "failed"
-    assert isinstance(report["need-g"].error, repatch.DriftError)
+    assert isinstance(report["need-g"].error, regraft.DriftError)
     assert report["need-g"].error.rule_id == "need-g"
 
 
 def test_versions_default_to_the_running_interpreter():
     # pytest is installed in the interpreter running this test; its version gates the rule.
     text = 'id: gated\nrequires: {pytest: "%s"}\nmatch: f($$$A)\naction: {remove_kwargs: [x]}\n'
-    assert repatch.Rules.parse(text % ">=1").apply("f(x=1)\n") == "f()\n"
-    assert repatch.Rules.parse(text % "<1").apply("f(x=1)\n") == "f(x=1)\n"
-    assert repatch.installed_versions(["pytest", "surely-not-installed-pkg"]) == {
+    assert regraft.Rules.parse(text % ">=1").apply("f(x=1)\n") == "f()\n"
+    assert regraft.Rules.parse(text % "<1").apply("f(x=1)\n") == "f(x=1)\n"
+    assert regraft.installed_versions(["pytest", "surely-not-installed-pkg"]) == {
         "pytest": __import__("pytest").__version__
     }
-    missing = repatch.Rules.parse(text.replace("pytest", "surely-not-installed-pkg") % ">=1")
-    with pytest.raises(repatch.RuleError) as info:
+    missing = regraft.Rules.parse(text.replace("pytest", "surely-not-installed-pkg") % ">=1")
+    with pytest.raises(regraft.RuleError) as info:
         missing.apply("f(x=1)\n")
     assert info.value.rule_id == "gated"
     assert "version is not known" in str(info.value)
@@ -102,24 +102,24 @@ def test_versions_default_to_the_running_interpreter():
 
 
 def test_rule_error_points_into_the_rule_text():
-    with pytest.raises(repatch.RuleError) as info:
-        repatch.Rules.parse("id: bad\nmatch: f($$$A)\naction: {remove_kwarg: [x]}\n", name="bad.yaml")
+    with pytest.raises(regraft.RuleError) as info:
+        regraft.Rules.parse("id: bad\nmatch: f($$$A)\naction: {remove_kwarg: [x]}\n", name="bad.yaml")
     error = info.value
-    assert isinstance(error, repatch.RepatchError)
+    assert isinstance(error, regraft.RegraftError)
     assert (error.path, error.line, error.column) == ("bad.yaml", 3, 10)
     assert "remove_kwargs" in str(error)  # the did-you-mean
     assert "\x1b[" not in str(error)  # rendered without colour
 
 
 def test_a_pattern_that_is_not_python_is_a_rule_error():
-    with pytest.raises(repatch.RuleError) as info:
-        repatch.Rules.parse("id: bad\nmatch: 'f(($A'\naction: {remove_kwargs: [x]}\n")
+    with pytest.raises(regraft.RuleError) as info:
+        regraft.Rules.parse("id: bad\nmatch: 'f(($A'\naction: {remove_kwargs: [x]}\n")
     assert info.value.line == 2
 
 
 def test_drift_error():
-    rules = repatch.Rules.parse("id: need-g\nmatch: g($$$A)\naction: {remove_kwargs: [x]}\nexpect: 1\n")
-    with pytest.raises(repatch.DriftError) as info:
+    rules = regraft.Rules.parse("id: need-g\nmatch: g($$$A)\naction: {remove_kwargs: [x]}\nexpect: 1\n")
+    with pytest.raises(regraft.DriftError) as info:
         rules.apply("f(x=1)\n", filename="m.py")
     assert info.value.rule_id == "need-g"
     assert info.value.path == "m.py"
@@ -127,19 +127,19 @@ def test_drift_error():
 
 
 def test_conflict_error():
-    rules = repatch.Rules.parse(
+    rules = regraft.Rules.parse(
         "- id: one\n  match: f($$$A)\n  action: {remove_kwargs: [x]}\n"
         "- id: two\n  match: f($$$A)\n  action: {set_kwargs: {x: '2'}}\n"
     )
-    with pytest.raises(repatch.ConflictError) as info:
+    with pytest.raises(regraft.ConflictError) as info:
         rules.apply("y = 0\nf(x=1)\n")
     assert info.value.rule_id == "one"
     assert info.value.line == 2
 
 
 def test_parse_error_for_a_source_that_is_not_python():
-    rules = repatch.Rules.parse("id: r\nmatch: f($$$A)\naction: {remove_kwargs: [x]}\n")
-    with pytest.raises(repatch.ParseError) as info:
+    rules = regraft.Rules.parse("id: r\nmatch: f($$$A)\naction: {remove_kwargs: [x]}\n")
+    with pytest.raises(regraft.ParseError) as info:
         rules.apply("x = 1\ndef broken(:\n    pass\n", filename="broken.py")
     assert info.value.path == "broken.py"
     assert info.value.line == 2
@@ -147,11 +147,11 @@ def test_parse_error_for_a_source_that_is_not_python():
 
 
 def test_action_error_when_no_positional_form_exists():
-    rules = repatch.Rules.parse(
+    rules = regraft.Rules.parse(
         "id: pos\nmatch: layer($$$A)\naction: {kwargs_to_positional: {signature: Layer.forward}}\n"
     )
     source = "class Layer:\n    def forward(self, a, *, b=None):\n        pass\n\nlayer(1, b=2)\n"
-    with pytest.raises(repatch.ActionError) as info:
+    with pytest.raises(regraft.ActionError) as info:
         rules.apply(source)
     assert info.value.rule_id == "pos"
     assert info.value.line == 5
@@ -159,28 +159,28 @@ def test_action_error_when_no_positional_form_exists():
 
 
 def test_a_missing_rule_path_is_an_error(tmp_path):
-    with pytest.raises(repatch.RepatchError) as info:
-        repatch.Rules.load(tmp_path / "nope")
+    with pytest.raises(regraft.RegraftError) as info:
+        regraft.Rules.load(tmp_path / "nope")
     assert "nope" in str(info.value)
 
 
 def test_bad_arguments_are_errors():
-    rules = repatch.Rules.parse("id: r\nmatch: f($$$A)\naction: {remove_kwargs: [x]}\n")
-    with pytest.raises(repatch.RepatchError, match="not a phase"):
+    rules = regraft.Rules.parse("id: r\nmatch: f($$$A)\naction: {remove_kwargs: [x]}\n")
+    with pytest.raises(regraft.RegraftError, match="not a phase"):
         rules.apply("f()\n", phase="compile")
-    with pytest.raises(repatch.RepatchError, match="PEP 440"):
+    with pytest.raises(regraft.RegraftError, match="PEP 440"):
         rules.apply("f()\n", versions={"transformers": "four"})
     with pytest.raises(ValueError):
         rules.apply("f()\n", on_error="ignore")
-    with pytest.raises(repatch.RepatchError, match="not a rule format"):
-        repatch.Rules.parse("", format="toml")
+    with pytest.raises(regraft.RegraftError, match="not a rule format"):
+        regraft.Rules.parse("", format="toml")
 
 
 # --- warnings instead of failures ---------------------------------------------------------
 
 
 def test_on_error_warn_returns_the_source_unchanged():
-    rules = repatch.Rules.parse("id: need-g\nmatch: g($$$A)\naction: {remove_kwargs: [x]}\nexpect: 1\n")
+    rules = regraft.Rules.parse("id: need-g\nmatch: g($$$A)\naction: {remove_kwargs: [x]}\nexpect: 1\n")
     source = "g2(x=1)\n"
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -191,7 +191,7 @@ def test_on_error_warn_returns_the_source_unchanged():
 
 
 def test_on_miss_warn_patches_the_rest_and_warns():
-    rules = repatch.Rules.parse(
+    rules = regraft.Rules.parse(
         "- id: need-g\n  match: g($$$A)\n  action: {remove_kwargs: [x]}\n  expect: 1\n  on_miss: warn\n"
         "- id: drop-x\n  match: f($$$A)\n  action: {remove_kwargs: [x]}\n"
     )
@@ -260,7 +260,7 @@ def test_patching_a_class_at_run_time(tmp_path, monkeypatch):
     assert all(kwargs for _, kwargs in (c for layer in before.layers for c in layer.calls))
 
     # What a runtime patcher does: the class's source, rewritten, executed in its module.
-    rules = repatch.Rules.parse(RULE)
+    rules = regraft.Rules.parse(RULE)
     source = inspect.getsource(module.Decoder)
     patched = rules.apply(
         source,
@@ -282,9 +282,9 @@ def test_patching_a_class_at_run_time(tmp_path, monkeypatch):
 
 
 def test_without_context_the_signature_is_not_guessed(tmp_path):
-    rules = repatch.Rules.parse(RULE)
+    rules = regraft.Rules.parse(RULE)
     decoder_only = MODULE[MODULE.index("class Decoder") :]
-    with pytest.raises(repatch.ActionError) as info:
+    with pytest.raises(regraft.ActionError) as info:
         rules.apply(decoder_only)
     assert "of `Layer.forward` in this file" in str(info.value)
     assert info.value.line == 7

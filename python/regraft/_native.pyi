@@ -1,9 +1,9 @@
-"""Type stubs for the extension module built from the repatch crate (src/pyapi.rs)."""
+"""Type stubs for the extension module built from the regraft crate (src/pyapi.rs)."""
 
 from typing import Dict, List, Optional, Tuple
 
-class RepatchError(Exception):
-    """Any repatch failure; str() is the rendered diagnostic."""
+class RegraftError(Exception):
+    """Any regraft failure; str() is the rendered diagnostic."""
 
     rule_id: Optional[str]
     kind: str
@@ -11,19 +11,19 @@ class RepatchError(Exception):
     line: Optional[int]
     column: Optional[int]
 
-class RuleError(RepatchError):
+class RuleError(RegraftError):
     """A rule file or rule text is wrong, or a rule's package version is unknown."""
 
-class DriftError(RepatchError):
+class DriftError(RegraftError):
     """A rule found a different number of matches than it expects: upstream drifted."""
 
-class ConflictError(RepatchError):
+class ConflictError(RegraftError):
     """Two rules edit overlapping code."""
 
-class ParseError(RepatchError):
+class ParseError(RegraftError):
     """The source, or the patched result, is not valid Python."""
 
-class ActionError(RepatchError):
+class ActionError(RegraftError):
     """An action cannot be carried out on a match, or its result is not a fixed point."""
 
 class NativeRules:
@@ -40,7 +40,7 @@ class NativeRules:
         versions: List[Tuple[str, str]],
         phase: Optional[str],
         context: Optional[str],
-    ) -> Tuple[str, List[RepatchError]]: ...
+    ) -> Tuple[str, List[RegraftError]]: ...
     def check(
         self,
         source: str,
@@ -48,4 +48,4 @@ class NativeRules:
         versions: List[Tuple[str, str]],
         phase: Optional[str],
         context: Optional[str],
-    ) -> Tuple[str, Dict[str, RepatchError]]: ...
+    ) -> Tuple[str, Dict[str, RegraftError]]: ...

@@ -1,16 +1,16 @@
-"""repatch: declarative, versioned source patches for Python libraries, at run time.
+"""regraft: declarative, versioned source patches for Python libraries, at run time.
 
 Runtime patchers take ``inspect.getsource(cls)``, rewrite it and exec it. This module does the
-rewriting with repatch rules instead of regexes::
+rewriting with regraft rules instead of regexes::
 
-    import inspect, repatch
-    rules = repatch.Rules.load("rules/")
+    import inspect, regraft
+    rules = regraft.Rules.load("rules/")
     source = inspect.getsource(WhisperDecoder)
     patched = rules.apply(source, filename=inspect.getsourcefile(WhisperDecoder),
                           context=inspect.getsource(inspect.getmodule(WhisperDecoder)))
-    exec(compile(patched, "<repatch>", "exec"), vars(inspect.getmodule(WhisperDecoder)))
+    exec(compile(patched, "<regraft>", "exec"), vars(inspect.getmodule(WhisperDecoder)))
 
-Every failure raises :class:`RepatchError` (or a subclass) whose ``str()`` is the rendered
+Every failure raises :class:`RegraftError` (or a subclass) whose ``str()`` is the rendered
 diagnostic, with ``rule_id``, ``path``, ``line`` and ``column`` where known.
 """
 
@@ -29,7 +29,7 @@ from ._native import (
     DriftError,
     NativeRules,
     ParseError,
-    RepatchError,
+    RegraftError,
     RuleError,
 )
 
@@ -41,7 +41,7 @@ __all__ = [
     "Edit",
     "Match",
     "ParseError",
-    "RepatchError",
+    "RegraftError",
     "RuleCheck",
     "RuleError",
     "Rules",
@@ -98,7 +98,7 @@ class RuleCheck:
     matches: List[Match]
     reason: Optional[str] = None
     """Why the rule is inactive, when it is."""
-    error: Optional[RepatchError] = None
+    error: Optional[RegraftError] = None
     """The error the rule raised or, for ``on_miss: warn|skip``, the drift it reports."""
 
 
@@ -139,14 +139,14 @@ def _match(raw: Mapping) -> Match:
 
 
 class Rules:
-    """A compiled set of repatch rules, loaded once and applied to any number of sources."""
+    """A compiled set of regraft rules, loaded once and applied to any number of sources."""
 
     def __init__(self, native: NativeRules) -> None:
         self._native = native
 
     @classmethod
     def load(cls, path: PathLike) -> "Rules":
-        """Loads a rule file, or every ``*.yaml``, ``*.yml`` and ``*.repatch`` file below a folder."""
+        """Loads a rule file, or every ``*.yaml``, ``*.yml`` and ``*.graft`` file below a folder."""
         return cls(NativeRules.load(os.fspath(path)))
 
     @classmethod
@@ -203,7 +203,7 @@ class Rules:
             output, drift = self._native.apply(
                 *self._request(source, filename, versions, phase, context)
             )
-        except RepatchError as error:
+        except RegraftError as error:
             if on_error == "raise":
                 raise
             warnings.warn(str(error), RuntimeWarning, stacklevel=2)
