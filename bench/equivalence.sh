@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Records what a regraft binary does on the real transformers models/ tree, so two builds can
+# be compared byte for byte (a refactoring must change nothing):
+#   bench/equivalence.sh OUT_DIR [BINARY]      # BINARY defaults to target/release/regraft
+#   diff -r OUT_BEFORE OUT_AFTER
+# For the shipped rules and the three bench/compare.sh workloads it keeps `apply --diff`
+# output, `apply --check --format json` output, stderr and exit codes. The tree is fetched by
+# bench/fetch-transformers.sh into $REGRAFT_CORPUS (default target/corpus); nothing upstream
+# is committed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out="${1:?usage: $0 OUT_DIR [BINARY]}"
+bin="${2:-target/release/regraft}"
+version="${VERSION:-4.57.6}"
+bench/fetch-transformers.sh "$version" >&2
+tree="${REGRAFT_CORPUS:-target/corpus}/transformers-$version/transformers/models"
+rm -rf "$out"; mkdir -p "$out/rules/c"
+
+rule() { # NAME DIR PATTERN
+  printf 'id: %s\nmatch: "%s"\naction: {remove_kwargs: [output_attentions]}\nexpect: {min: 0}\n' "$1" "$3" > "$2/$1.yaml"
+}
+rule a "$out/rules" '$OUT = decoder_layer($$$ARGS)'
+rule b "$out/rules" '$X = $Y($$$A)'
+i=0
+for p in '$OUT = decoder_layer($$$ARGS)' '$OUT = encoder_layer($$$ARGS)' '$OUT = layer_module($$$ARGS)' \
+  '$OUT = self.self_attn($$$ARGS)' '$OUT = self.mlp($$$ARGS)' '$OUT = self.attention($$$ARGS)' \
+  '$X = self._gradient_checkpointing_func($$$A)' '$X = torch.utils.checkpoint.checkpoint($$$A)' \
+  '$X = nn.functional.dropout($$$A)' '$X = self.dropout($$$A)' '$X = self.layer_norm($$$A)' \
+  '$X = self.embed_tokens($$$A)' '$X = self.rotary_emb($$$A)' '$X = apply_rotary_pos_emb($$$A)' \
+  '$X = repeat_kv($$$A)' '$X = torch.matmul($$$A)' '$X = nn.functional.softmax($$$A)' \
+  '$X = self.q_proj($$$A)' '$X = self.k_proj($$$A)' '$X = self.v_proj($$$A)' '$X = self.o_proj($$$A)' \
+  '$X = eager_attention_forward($$$A)' '$X = self.lm_head($$$A)' '$X = self.loss_function($$$A)'; do
+  i=$((i+1)); rule "c$i" "$out/rules/c" "$p"
+done
+cp rules/*.yaml "$out/rules/c/"
+
+run() { # NAME RULES
+  local name="$1" rules="$2"
+  set +e
+  "$bin" apply -r "$rules" --with "transformers=$version" --diff "$tree" > "$out/$name.diff" 2> "$out/$name.diff.stderr"
+  echo "$?" > "$out/$name.diff.exit"
+  "$bin" apply -r "$rules" --with "transformers=$version" --check --format json "$tree" > "$out/$name.json" 2> "$out/$name.json.stderr"
+  echo "$?" > "$out/$name.json.exit"
+  set -e
+}
+run shipped rules
+run a "$out/rules/a.yaml"
+run b "$out/rules/b.yaml"
+run c "$out/rules/c"
+rm -rf "$out/rules"
+for f in "$out"/*.diff "$out"/*.json; do printf '%s %s\n' "$(wc -c < "$f")" "$f"; done
