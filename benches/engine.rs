@@ -67,19 +67,19 @@ fn benches(c: &mut Criterion) {
                 .unwrap()
         })
     });
-    let mut edits: Vec<regraft::engine::plan::PlannedEdit> = (0..large.len())
+    let mut edits: Vec<regraft::edit::PlannedEdit> = (0..large.len())
         .step_by(97)
-        .map(|i| regraft::engine::plan::PlannedEdit {
+        .map(|i| regraft::edit::PlannedEdit {
             rule: 0,
-            edit: regraft::engine::actions::Edit {
+            edit: regraft::edit::Edit {
                 range: i..i + 1,
                 text: "x".into(),
             },
         })
         .collect();
-    regraft::engine::plan::order(&mut edits).unwrap();
+    regraft::edit::order(&mut edits).unwrap();
     c.bench_function("apply 1000s of edits in one pass", |b| {
-        b.iter(|| regraft::engine::plan::apply(&large, &edits))
+        b.iter(|| regraft::edit::apply(&large, &edits))
     });
 }
 

@@ -7,6 +7,7 @@
 pub mod cli;
 pub mod compile;
 pub mod diagnostics;
+pub mod edit;
 pub mod engine;
 pub mod error;
 pub mod grammar;

@@ -32,7 +32,7 @@ pub fn parse(text: &str) -> Tree {
 pub fn reparse(
     old: &Tree,
     old_text: &str,
-    edits: &[crate::engine::plan::PlannedEdit],
+    edits: &[crate::edit::PlannedEdit],
     new_text: &str,
     regions: Option<&[Range<usize>]>,
 ) -> Option<Tree> {

@@ -7,19 +7,11 @@ use tree_sitter::{Node, Tree};
 
 use super::arglist::{ArgList, Item};
 use super::signature::{LookupError, ParamKind, Signature, find_signature};
+use crate::edit::Edit;
 use crate::pattern::matcher::{Bindings, Capture};
 use crate::pattern::meta::{Metavar, scan};
 use crate::python::{line_indent, significant_children};
 use crate::rules::model::Action;
-
-/// One planned text replacement.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Edit {
-    /// The bytes replaced.
-    pub range: Range<usize>,
-    /// What replaces them.
-    pub text: String,
-}
 
 /// Why an action cannot be carried out on a match.
 #[derive(Debug, Clone)]

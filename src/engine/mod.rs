@@ -5,7 +5,6 @@ pub mod actions;
 pub mod arglist;
 pub mod error;
 pub mod explain;
-pub mod plan;
 pub mod scope;
 pub mod signature;
 
@@ -17,6 +16,7 @@ use streaming_iterator::StreamingIterator;
 use tree_sitter::{Node, QueryCursor, Tree};
 
 use crate::compile::{CompiledRule, Locator, RuleSet};
+use crate::edit::{self, Edit, PlannedEdit};
 use crate::pattern::matcher::{Bindings, Matcher};
 use crate::pattern::query::ROOT_CAPTURE;
 use crate::python::{self, definition_name, describe_syntax_error, first_syntax_error};
@@ -24,9 +24,8 @@ use crate::rules::error::{RuleError, RuleErrorKind};
 use crate::rules::model::{OnMiss, Phase};
 use crate::source::{LineCol, LineIndex, SourceFile, span};
 use crate::versions::{Gate, VersionEnv};
-use actions::{Edit, Signatures, Site};
+use actions::{Signatures, Site};
 pub use error::PatchError;
-use plan::PlannedEdit;
 
 /// A file to patch: the path rules' `files` globs see, and its text.
 #[derive(Debug, Clone, Copy)]
@@ -603,7 +602,7 @@ impl<'r> Engine<'r> {
                         Ok(edits)
                     });
                 let edits = match planned_edits {
-                    Ok(edits) if crlf => edits.into_iter().map(to_crlf).collect(),
+                    Ok(edits) if crlf => edits.into_iter().map(Edit::to_crlf).collect(),
                     Ok(edits) => edits,
                     Err(f) => {
                         if status.is_none() {
@@ -653,7 +652,7 @@ impl<'r> Engine<'r> {
             });
         }
         // Two rules whose edits overlap both fail; the others still apply.
-        while let Err((a, b)) = plan::order(&mut planned) {
+        while let Err((a, b)) = edit::order(&mut planned) {
             errors.push((
                 vec![a.rule, b.rule],
                 PatchError::Conflict {
@@ -679,7 +678,7 @@ impl<'r> Engine<'r> {
         if planned.is_empty() {
             return None;
         }
-        let output = plan::apply(text, &planned);
+        let output = edit::apply(text, &planned);
         let reparsed = if only_edits && parsed.regions.is_some() {
             parsed.edited_regions(&output, &planned)
         } else {
@@ -883,7 +882,7 @@ impl Parsed {
                     .iter()
                     .any(|p| r.start <= p.edit.range.start && p.edit.range.end <= r.end)
             })
-            .map(|r| moved(edits, r.start)..moved(edits, r.end))
+            .map(|r| edit::moved(edits, r.start)..edit::moved(edits, r.end))
             .collect();
         Parsed::regions_or_whole(new_text, regions, |regions| {
             python::parse_regions(new_text, regions)
@@ -922,23 +921,12 @@ impl Parsed {
         };
         let regions: Vec<Range<usize>> = regions
             .iter()
-            .map(|r| moved(edits, r.start)..moved(edits, r.end))
+            .map(|r| edit::moved(edits, r.start)..edit::moved(edits, r.end))
             .collect();
         Parsed::regions_or_whole(new_text, regions, |regions| {
             python::reparse(&self.tree, old_text, edits, new_text, Some(regions))
         })
     }
-}
-
-/// Where `offset` (a region's start or end) lands once `edits` are applied: a region grows or
-/// shrinks by the edits inside it and moves by those before it.
-fn moved(edits: &[PlannedEdit], offset: usize) -> usize {
-    let delta: isize = edits
-        .iter()
-        .filter(|p| p.edit.range.start < offset)
-        .map(|p| p.edit.text.len() as isize - p.edit.range.len() as isize)
-        .sum();
-    offset.saturating_add_signed(delta)
 }
 
 /// Parses a target, refusing one that does not parse with a diagnostic at its first error.
@@ -1017,14 +1005,6 @@ fn keeps_lines(edits: &[Edit], text: &str) -> Result<(), actions::ActionFailure>
         }
     }
     Ok(())
-}
-
-/// An edit whose line breaks are `\r\n`.
-fn to_crlf(edit: Edit) -> Edit {
-    Edit {
-        range: edit.range,
-        text: edit.text.replace("\r\n", "\n").replace('\n', "\r\n"),
-    }
 }
 
 /// Whether `unless` occurs within the match, or `not_inside` around it (both seeded with the

@@ -1,6 +1,26 @@
-//! Puts the edits of all rules of one phase in order, finds overlaps, and applies them in one pass.
+//! Text edits, the lowest value of the pipeline: what an action plans, how the edits of one
+//! step are put in order and checked for overlap, and how they are applied in one pass.
 
-use super::actions::Edit;
+use std::ops::Range;
+
+/// One planned text replacement.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Edit {
+    /// The bytes replaced.
+    pub range: Range<usize>,
+    /// What replaces them.
+    pub text: String,
+}
+
+impl Edit {
+    /// The same edit with `\r\n` line breaks, for a file written with Windows line ends.
+    pub fn to_crlf(self) -> Edit {
+        Edit {
+            range: self.range,
+            text: self.text.replace("\r\n", "\n").replace('\n', "\r\n"),
+        }
+    }
+}
 
 /// An edit and the rule (index into the rule set) that planned it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -45,11 +65,22 @@ pub fn apply(source: &str, edits: &[PlannedEdit]) -> String {
     out
 }
 
+/// Where `offset` (a region's start or end) lands once `edits` are applied: a region grows or
+/// shrinks by the edits inside it and moves by those before it.
+pub fn moved(edits: &[PlannedEdit], offset: usize) -> usize {
+    let delta: isize = edits
+        .iter()
+        .filter(|p| p.edit.range.start < offset)
+        .map(|p| p.edit.text.len() as isize - p.edit.range.len() as isize)
+        .sum();
+    offset.saturating_add_signed(delta)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn edit(rule: usize, range: std::ops::Range<usize>, text: &str) -> PlannedEdit {
+    fn edit(rule: usize, range: Range<usize>, text: &str) -> PlannedEdit {
         PlannedEdit {
             rule,
             edit: Edit {
@@ -68,5 +99,22 @@ mod tests {
         order(&mut same).unwrap();
         assert_eq!(same.len(), 2);
         assert_eq!(apply("abcdef", &same), "zcwef");
+    }
+
+    #[test]
+    fn offsets_move_by_the_edits_before_them() {
+        let edits = vec![edit(0, 1..2, "xyz"), edit(0, 5..7, "")];
+        assert_eq!(moved(&edits, 1), 1);
+        assert_eq!(moved(&edits, 3), 5);
+        assert_eq!(moved(&edits, 8), 8);
+    }
+
+    #[test]
+    fn crlf_edits_have_no_lone_line_feed() {
+        let e = Edit {
+            range: 0..0,
+            text: "a\nb\r\nc".into(),
+        };
+        assert_eq!(e.to_crlf().text, "a\r\nb\r\nc");
     }
 }
