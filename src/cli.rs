@@ -14,6 +14,7 @@ use crate::report::{ErrorJson, FileJson, summary, unified_diff};
 use crate::rules::Syntax;
 use crate::rules::error::{RuleError, RuleErrorKind};
 use crate::rules::model::Phase;
+use crate::source::FileError;
 use crate::targets::{self, TargetFile};
 use crate::versions::VersionEnv;
 
@@ -201,8 +202,18 @@ pub fn run() -> u8 {
         Ok(code) => code,
         Err(e) => {
             eprint!("{}", render(&e, stderr_color()));
-            e.exit_code()
+            exit_code(&e)
         }
+    }
+}
+
+/// The exit code a failure calls for: 3 for what the rules found in a target (drift,
+/// conflicts, refusals, results that cannot be written), 2 for everything else (bad rules,
+/// bad arguments, unreadable or unparseable targets).
+fn exit_code(error: &Error) -> u8 {
+    match error {
+        Error::Patch(p) if !matches!(**p, crate::engine::PatchError::TargetSyntax { .. }) => 3,
+        _ => 2,
     }
 }
 
@@ -217,7 +228,7 @@ fn rule_paths(paths: &[PathBuf]) -> Vec<PathBuf> {
 
 /// Loads and compiles the rules named by `-r` (default `./rules`).
 fn load_rules(paths: &[PathBuf]) -> Result<RuleSet, Error> {
-    RuleSet::load(&rule_paths(paths))
+    Ok(RuleSet::load(&rule_paths(paths))?)
 }
 
 fn load_versions(args: &RuleArgs) -> Result<VersionEnv, Error> {
@@ -273,10 +284,10 @@ fn apply(args: ApplyArgs) -> Result<u8, Error> {
                 let mut bytes = Vec::new();
                 std::io::stdin()
                     .read_to_end(&mut bytes)
-                    .map_err(|e| Error::io(&file.path, e))
-                    .and_then(|_| targets::decode(&file.display, bytes))
+                    .map_err(|e| Error::from(FileError::io(&file.path, e)))
+                    .and_then(|_| Ok(targets::decode(&file.display, bytes)?))
             } else {
-                targets::read(&file)
+                targets::read(&file).map_err(Error::from)
             };
             match original {
                 Ok(original) => {
@@ -324,7 +335,7 @@ fn apply(args: ApplyArgs) -> Result<u8, Error> {
     let mut exit = 0u8;
     for outcome in &outcomes {
         if let Err(e) = &outcome.result {
-            exit = exit.max(e.exit_code());
+            exit = exit.max(exit_code(e));
             if args.format == Format::Human {
                 eprint!("{}", render(e, color));
             }
@@ -341,7 +352,7 @@ fn apply(args: ApplyArgs) -> Result<u8, Error> {
                     ErrorJson {
                         kind: e.kind().to_string(),
                         message: e.to_string(),
-                        exit_code: e.exit_code(),
+                        exit_code: exit_code(e),
                     },
                 ),
             })

@@ -7,12 +7,12 @@ use std::path::PathBuf;
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use tree_sitter::Query;
 
-use crate::Error;
 use crate::pattern::meta::template_metavars;
 use crate::pattern::query::to_query;
 use crate::pattern::{LoopPattern, PatNode, Pattern, PatternError};
 use crate::prefilter::Prefilter;
 use crate::python;
+use crate::rules::LoadError;
 use crate::rules::error::{RuleError, RuleErrorKind};
 use crate::rules::model::{Action, Rule, Snippet};
 
@@ -167,17 +167,16 @@ pub struct RuleSet {
 impl RuleSet {
     /// Loads every rule file `paths` name (files or folders) and compiles them as one set; no
     /// rule at all is a usage error, so an empty folder never silently patches nothing.
-    pub fn load(paths: &[PathBuf]) -> Result<RuleSet, Error> {
+    pub fn load(paths: &[PathBuf]) -> Result<RuleSet, LoadError> {
         let mut rules = Vec::new();
         for path in paths {
             rules.extend(crate::rules::load_path(path)?);
         }
         if rules.is_empty() {
             let names: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
-            return Err(Error::Usage(format!(
-                "no rules in {} (rule files end in .yaml, .yml or .graft)",
-                names.join(", ")
-            )));
+            return Err(LoadError::NoRules {
+                paths: names.join(", "),
+            });
         }
         Ok(RuleSet::compile(rules)?)
     }

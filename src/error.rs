@@ -1,12 +1,14 @@
-//! The crate's top-level error: every failure a command can report, with its exit code.
-
-use std::path::Path;
+//! The sum of every failure a front end (the CLI, the Python module) can report. Each layer
+//! below keeps its own error type; exit codes are decided by the CLI alone.
 
 use miette::Diagnostic;
 use thiserror::Error;
 
 use crate::engine::PatchError;
+use crate::rules::LoadError;
 use crate::rules::error::RuleError;
+use crate::source::FileError;
+use crate::targets::TargetError;
 use crate::versions::VersionError;
 
 /// Any failure of a regraft command.
@@ -20,54 +22,37 @@ pub enum Error {
     #[error(transparent)]
     #[diagnostic(transparent)]
     Patch(#[from] Box<PatchError>),
-    /// A file could not be read or written.
-    #[error("{path}")]
-    #[diagnostic(code(regraft::io))]
-    Io {
-        /// The file.
-        path: String,
-        /// The I/O error.
-        source: std::io::Error,
-    },
-    /// A target file is not UTF-8.
-    #[error(
-        "{path} is not valid UTF-8 (first invalid byte at offset {offset}); it is left untouched"
-    )]
-    #[diagnostic(code(regraft::target::encoding))]
-    NotUtf8 {
-        /// The file.
-        path: String,
-        /// Byte offset of the first invalid byte.
-        offset: usize,
-        /// The text up to the invalid byte, lossily decoded.
-        #[source_code]
-        src: miette::NamedSource<String>,
-        /// The invalid byte.
-        #[label("invalid UTF-8")]
-        at: miette::SourceSpan,
-    },
-    /// A target file holds a NUL byte, which Python source cannot.
-    #[error(
-        "{path} holds a NUL byte at offset {offset}, which Python source cannot; it is left untouched"
-    )]
-    #[diagnostic(code(regraft::target::nul))]
-    NulByte {
-        /// The file.
-        path: String,
-        /// Byte offset of the NUL.
-        offset: usize,
-        /// The file's text.
-        #[source_code]
-        src: miette::NamedSource<String>,
-        /// The NUL byte.
-        #[label("NUL byte")]
-        at: miette::SourceSpan,
-    },
+    /// Rules could not be loaded (unreadable files, or none at all).
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    Load(LoadError),
+    /// A target could not be read as Python source, or a file could not be written.
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    Target(#[from] TargetError),
     /// A version argument is wrong.
     #[error(transparent)]
     #[diagnostic(code(regraft::usage::version))]
     Version(#[from] VersionError),
-    /// The command line is wrong.
+    /// A rule test case's directive line cannot be read.
+    #[error(
+        "{file}: cannot read test directive `{line}` (with PKG=VER, phase P, path P, unchanged, error drift|conflict|error)"
+    )]
+    #[diagnostic(code(regraft::usage))]
+    TestDirective {
+        /// The case file.
+        file: String,
+        /// The directive line.
+        line: String,
+    },
+    /// A `matrix --target` argument is not `PKG=VERSION:DIR`.
+    #[error("`{arg}` is not PKG=VERSION:DIR (e.g. transformers=4.57.6:corpus/transformers)")]
+    #[diagnostic(code(regraft::usage))]
+    MatrixTarget {
+        /// The argument.
+        arg: String,
+    },
+    /// The command line (or a Python call's arguments) is wrong; only front ends build it.
     #[error("{0}")]
     #[diagnostic(code(regraft::usage))]
     Usage(String),
@@ -85,24 +70,35 @@ impl From<PatchError> for Error {
     }
 }
 
-impl Error {
-    /// An I/O error on `path`.
-    pub fn io(path: &Path, source: std::io::Error) -> Self {
-        Error::Io {
-            path: path.display().to_string(),
-            source,
+impl From<FileError> for Error {
+    fn from(e: FileError) -> Self {
+        Error::Target(TargetError::File(e))
+    }
+}
+
+impl From<LoadError> for Error {
+    /// A wrong rule is a rule error whichever way it was reached.
+    fn from(e: LoadError) -> Self {
+        match e {
+            LoadError::Rule(r) => Error::Rule(r),
+            other => Error::Load(other),
         }
     }
+}
 
+impl Error {
     /// A one-word name for the kind of failure, as `apply --format json` and the Python
     /// exceptions' `.kind` give it.
     pub fn kind(&self) -> &'static str {
         match self {
             Error::Patch(p) => p.kind(),
-            Error::Io { .. } => "io",
-            Error::NotUtf8 { .. } | Error::NulByte { .. } => "encoding",
+            Error::Load(l) => l.kind(),
+            Error::Target(t) => t.kind(),
             Error::Rule(_) => "rule",
-            Error::Version(_) | Error::Usage(_) => "usage",
+            Error::Version(_)
+            | Error::Usage(_)
+            | Error::TestDirective { .. }
+            | Error::MatrixTarget { .. } => "usage",
         }
     }
 
@@ -112,15 +108,6 @@ impl Error {
             Error::Rule(e) => e.kind.rule_id(),
             Error::Patch(e) => e.rule_id(),
             _ => None,
-        }
-    }
-
-    /// The exit code: 2 for rule, usage and target errors, 3 for drift, conflicts and
-    /// results that cannot be written.
-    pub fn exit_code(&self) -> u8 {
-        match self {
-            Error::Patch(p) => p.exit_code(),
-            _ => 2,
         }
     }
 }

@@ -11,7 +11,7 @@ use crate::compile::RuleSet;
 use crate::error::Error;
 use crate::rules::error::{RuleError, RuleErrorKind};
 use crate::rules::model::Rule;
-use crate::rules::{load_file, rule_files};
+use crate::rules::{LoadError, load_file, rule_files};
 use crate::source::{LineCol, LineIndex};
 
 /// Lints the rule files under `paths`: load and compile errors, duplicate ids, empty version
@@ -23,8 +23,8 @@ pub fn lint(paths: &[PathBuf]) -> Result<Vec<RuleError>, Error> {
         for file in rule_files(path)? {
             match load_file(&file) {
                 Ok(rules) => loaded.extend(rules),
-                Err(Error::Rule(e)) => findings.push(*e),
-                Err(other) => return Err(other),
+                Err(LoadError::Rule(e)) => findings.push(*e),
+                Err(other) => return Err(other.into()),
             }
         }
     }

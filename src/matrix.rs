@@ -31,10 +31,8 @@ pub struct MatrixTarget {
 impl MatrixTarget {
     /// Parses `PKG=VER:DIR`.
     pub fn parse(arg: &str) -> Result<Self, Error> {
-        let usage = || {
-            Error::Usage(format!(
-                "`{arg}` is not PKG=VERSION:DIR (e.g. transformers=4.57.6:corpus/transformers)"
-            ))
+        let usage = || Error::MatrixTarget {
+            arg: arg.to_string(),
         };
         let (pair, dir) = arg.split_once(':').ok_or_else(usage)?;
         let (package, version) = pair.split_once('=').ok_or_else(usage)?;

@@ -72,10 +72,11 @@ fn to_py_err(py: Python<'_>, error: &Error) -> PyErr {
                 ActionError::new_err(message)
             }
         },
-        Error::Io { .. }
-        | Error::NotUtf8 { .. }
-        | Error::NulByte { .. }
+        Error::Load(_)
+        | Error::Target(_)
         | Error::Version(_)
+        | Error::TestDirective { .. }
+        | Error::MatrixTarget { .. }
         | Error::Usage(_) => RegraftError::new_err(message),
     };
     let value = err.value(py);
@@ -162,7 +163,7 @@ impl NativeRules {
     fn load(py: Python<'_>, path: PathBuf) -> PyResult<Self> {
         py.detach(|| RuleSet::load(&[path]))
             .map(|set| Self { set })
-            .map_err(|e| to_py_err(py, &e))
+            .map_err(|e| to_py_err(py, &Error::from(e)))
     }
 
     /// Parses rules from text in `format` ("yaml" or "dsl"); `name` labels diagnostics.

@@ -39,6 +39,56 @@ impl SourceFile {
     }
 }
 
+/// A file or folder that could not be read, walked or written: the lowest error, shared by
+/// rule loading and target handling.
+#[derive(Debug, thiserror::Error, miette::Diagnostic)]
+pub enum FileError {
+    /// A file could not be read or written.
+    #[error("{path}")]
+    #[diagnostic(code(regraft::io))]
+    Io {
+        /// The file.
+        path: String,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// A folder could not be walked.
+    #[error("cannot walk {path}: {reason}")]
+    #[diagnostic(code(regraft::usage))]
+    Walk {
+        /// The folder.
+        path: String,
+        /// What the walker reported.
+        reason: String,
+    },
+}
+
+impl FileError {
+    /// An I/O error on `path`.
+    pub fn io(path: &std::path::Path, source: std::io::Error) -> Self {
+        FileError::Io {
+            path: path.display().to_string(),
+            source,
+        }
+    }
+
+    /// A failure walking the folder `path`.
+    pub fn walk(path: &std::path::Path, reason: impl std::fmt::Display) -> Self {
+        FileError::Walk {
+            path: path.display().to_string(),
+            reason: reason.to_string(),
+        }
+    }
+
+    /// A one-word name for the kind of failure.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            FileError::Io { .. } => "io",
+            FileError::Walk { .. } => "usage",
+        }
+    }
+}
+
 /// Converts a byte range into miette's span type.
 pub fn span(range: Range<usize>) -> SourceSpan {
     SourceSpan::new(range.start.into(), range.end.saturating_sub(range.start))

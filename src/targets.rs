@@ -4,8 +4,67 @@ use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use crate::error::Error;
-use crate::source::span;
+use miette::Diagnostic;
+use thiserror::Error;
+
+use crate::source::{FileError, span};
+
+/// A target that cannot be read as Python source, or a file that cannot be written.
+#[derive(Debug, Error, Diagnostic)]
+pub enum TargetError {
+    /// The file or folder itself failed.
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    File(#[from] FileError),
+    /// A target file is not UTF-8.
+    #[error(
+        "{path} is not valid UTF-8 (first invalid byte at offset {offset}); it is left untouched"
+    )]
+    #[diagnostic(code(regraft::target::encoding))]
+    NotUtf8 {
+        /// The file.
+        path: String,
+        /// Byte offset of the first invalid byte.
+        offset: usize,
+        /// The text up to the invalid byte, lossily decoded.
+        #[source_code]
+        src: miette::NamedSource<String>,
+        /// The invalid byte.
+        #[label("invalid UTF-8")]
+        at: miette::SourceSpan,
+    },
+    /// A target file holds a NUL byte, which Python source cannot.
+    #[error(
+        "{path} holds a NUL byte at offset {offset}, which Python source cannot; it is left untouched"
+    )]
+    #[diagnostic(code(regraft::target::nul))]
+    NulByte {
+        /// The file.
+        path: String,
+        /// Byte offset of the NUL.
+        offset: usize,
+        /// The file's text.
+        #[source_code]
+        src: miette::NamedSource<String>,
+        /// The NUL byte.
+        #[label("NUL byte")]
+        at: miette::SourceSpan,
+    },
+}
+
+impl TargetError {
+    /// A one-word name for the kind of failure.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            TargetError::File(f) => f.kind(),
+            TargetError::NotUtf8 { .. } | TargetError::NulByte { .. } => "encoding",
+        }
+    }
+}
+
+fn io(path: &Path, e: std::io::Error) -> TargetError {
+    TargetError::File(FileError::io(path, e))
+}
 
 /// A Python file to patch.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -18,18 +77,17 @@ pub struct TargetFile {
 
 /// Expands files and folders (walked for `*.py`, honouring `.gitignore`) into target files,
 /// each folder's files in path order.
-pub fn collect(paths: &[PathBuf]) -> Result<Vec<TargetFile>, Error> {
+pub fn collect(paths: &[PathBuf]) -> Result<Vec<TargetFile>, TargetError> {
     let mut out = Vec::new();
     for path in paths {
-        let metadata = fs::metadata(path).map_err(|e| Error::io(path, e))?;
+        let metadata = fs::metadata(path).map_err(|e| io(path, e))?;
         if !metadata.is_dir() {
             out.push(target(path.clone()));
             continue;
         }
         let mut found = Vec::new();
         for entry in ignore::WalkBuilder::new(path).follow_links(false).build() {
-            let entry =
-                entry.map_err(|e| Error::Usage(format!("cannot walk {}: {e}", path.display())))?;
+            let entry = entry.map_err(|e| FileError::walk(path, e))?;
             let is_py = entry.path().extension().is_some_and(|e| e == "py");
             if is_py && entry.file_type().is_some_and(|t| t.is_file()) {
                 found.push(target(entry.into_path()));
@@ -53,10 +111,10 @@ pub fn glob_path(path: &Path) -> String {
 }
 
 /// Decodes a target's bytes, refusing non-UTF-8 and NUL bytes with the offset of the first.
-pub fn decode(display: &str, bytes: Vec<u8>) -> Result<String, Error> {
+pub fn decode(display: &str, bytes: Vec<u8>) -> Result<String, TargetError> {
     if let Some(offset) = memchr::memchr(0, &bytes) {
         let shown = String::from_utf8_lossy(&bytes).replace('\0', "\u{2400}");
-        return Err(Error::NulByte {
+        return Err(TargetError::NulByte {
             path: display.to_string(),
             offset,
             src: miette::NamedSource::new(display, shown),
@@ -66,7 +124,7 @@ pub fn decode(display: &str, bytes: Vec<u8>) -> Result<String, Error> {
     String::from_utf8(bytes).map_err(|e| {
         let offset = e.utf8_error().valid_up_to();
         let lossy = String::from_utf8_lossy(e.as_bytes()).into_owned();
-        Error::NotUtf8 {
+        TargetError::NotUtf8 {
             path: display.to_string(),
             offset,
             src: miette::NamedSource::new(display, lossy),
@@ -76,14 +134,14 @@ pub fn decode(display: &str, bytes: Vec<u8>) -> Result<String, Error> {
 }
 
 /// Reads a target file as UTF-8.
-pub fn read(file: &TargetFile) -> Result<String, Error> {
-    let bytes = fs::read(&file.path).map_err(|e| Error::io(&file.path, e))?;
+pub fn read(file: &TargetFile) -> Result<String, TargetError> {
+    let bytes = fs::read(&file.path).map_err(|e| io(&file.path, e))?;
     decode(&file.display, bytes)
 }
 
 /// Replaces (or creates) `path`'s contents atomically: a temporary file in the same folder,
 /// given the original's permissions, then renamed over it. Readers see the old file or the new.
-pub fn write_atomic(path: &Path, contents: &str) -> Result<(), Error> {
+pub fn write_atomic(path: &Path, contents: &str) -> Result<(), TargetError> {
     let dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
@@ -94,16 +152,16 @@ pub fn write_atomic(path: &Path, contents: &str) -> Result<(), Error> {
             use std::os::unix::fs::PermissionsExt;
             fs::Permissions::from_mode(0o644)
         }
-        Err(e) => return Err(Error::io(path, e)),
+        Err(e) => return Err(io(path, e)),
     };
     let mut temp = tempfile::Builder::new()
         .prefix(".regraft-")
         .tempfile_in(dir)
-        .map_err(|e| Error::io(path, e))?;
+        .map_err(|e| io(path, e))?;
     temp.write_all(contents.as_bytes())
         .and_then(|()| temp.as_file().sync_all())
-        .map_err(|e| Error::io(path, e))?;
-    fs::set_permissions(temp.path(), permissions).map_err(|e| Error::io(path, e))?;
-    temp.persist(path).map_err(|e| Error::io(path, e.error))?;
+        .map_err(|e| io(path, e))?;
+    fs::set_permissions(temp.path(), permissions).map_err(|e| io(path, e))?;
+    temp.persist(path).map_err(|e| io(path, e.error))?;
     Ok(())
 }

@@ -60,7 +60,8 @@ pub fn cases(rule: &Rule) -> Result<Vec<TestCase>, Error> {
         .collect();
     files.sort();
     for file in files {
-        let before = fs::read_to_string(&file).map_err(|e| Error::io(&file, e))?;
+        let before =
+            fs::read_to_string(&file).map_err(|e| crate::source::FileError::io(&file, e))?;
         let name = file
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())
@@ -80,11 +81,9 @@ fn file_case(file: &Path, name: String, before: String) -> Result<TestCase, Erro
         path: None,
         expectation: TestExpectation::Snapshot,
     };
-    let bad = |line: &str| {
-        Error::Usage(format!(
-            "{}: cannot read test directive `{line}` (with PKG=VER, phase P, path P, unchanged, error drift|conflict|error)",
-            file.display()
-        ))
+    let bad = |line: &str| Error::TestDirective {
+        file: file.display().to_string(),
+        line: line.to_string(),
     };
     for line in before.lines() {
         let Some(directive) = line.strip_prefix("# regraft:") else {
@@ -186,7 +185,8 @@ pub fn run_rule(rule: &Rule, all: &[Rule], update: bool) -> Result<Vec<CaseResul
                 let stored = fs::read_to_string(&snapshot).ok();
                 if update && stored.as_deref() != Some(p.output.as_str()) {
                     if let Some(dir) = snapshot.parent() {
-                        fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+                        fs::create_dir_all(dir)
+                            .map_err(|e| crate::source::FileError::io(dir, e))?;
                     }
                     crate::targets::write_atomic(&snapshot, &p.output)?;
                     updated = true;

@@ -139,7 +139,7 @@ fn drift_when_the_call_is_gone() {
         &source,
     )
     .unwrap_err();
-    assert_eq!(err.exit_code(), 3);
+    assert_eq!(err.kind(), "drift");
     insta::assert_snapshot!(render(&err));
 }
 
@@ -173,7 +173,7 @@ fn conflict_between_two_rules() {
         TARGET,
     )
     .unwrap_err();
-    assert_eq!(err.exit_code(), 3);
+    assert_eq!(err.kind(), "conflict");
     insta::assert_snapshot!(render(&err));
 }
 
@@ -187,7 +187,7 @@ fn unparseable_target() {
         source,
     )
     .unwrap_err();
-    assert_eq!(err.exit_code(), 2);
+    assert_eq!(err.kind(), "target-syntax");
     insta::assert_snapshot!(render(&err));
 }
 
@@ -204,7 +204,7 @@ fn unparseable_result() {
         TARGET,
     )
     .unwrap_err();
-    assert_eq!(err.exit_code(), 3);
+    assert_eq!(err.kind(), "unparseable-result");
     insta::assert_snapshot!(render(&err));
 }
 

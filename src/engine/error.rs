@@ -139,15 +139,6 @@ pub enum PatchError {
 }
 
 impl PatchError {
-    /// The process exit code this error calls for: 2 for a bad target, 3 for drift,
-    /// conflicts and results that cannot be written.
-    pub fn exit_code(&self) -> u8 {
-        match self {
-            PatchError::TargetSyntax { .. } => 2,
-            _ => 3,
-        }
-    }
-
     /// The rule the failure concerns, where one rule does (a conflict names the first).
     pub fn rule_id(&self) -> Option<&str> {
         match self {

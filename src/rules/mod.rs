@@ -11,10 +11,49 @@ pub mod yaml;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use crate::error::Error;
-use crate::source::SourceFile;
+use miette::Diagnostic;
+use thiserror::Error;
+
+use crate::source::{FileError, SourceFile};
 use error::{RuleError, RuleErrorKind};
 use model::Rule;
+
+/// Why rules could not be loaded: a file, a rule in it, or nothing to load at all.
+#[derive(Debug, Error, Diagnostic)]
+pub enum LoadError {
+    /// A rule file or folder could not be read.
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    File(#[from] FileError),
+    /// A rule is wrong.
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    Rule(#[from] Box<RuleError>),
+    /// The paths hold no rule file, so nothing would ever be patched.
+    #[error("no rules in {paths} (rule files end in .yaml, .yml or .graft)")]
+    #[diagnostic(code(regraft::usage))]
+    NoRules {
+        /// The paths given, comma-separated.
+        paths: String,
+    },
+}
+
+impl From<RuleError> for LoadError {
+    fn from(e: RuleError) -> Self {
+        LoadError::Rule(Box::new(e))
+    }
+}
+
+impl LoadError {
+    /// A one-word name for the kind of failure.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            LoadError::File(f) => f.kind(),
+            LoadError::Rule(_) => "rule",
+            LoadError::NoRules { .. } => "usage",
+        }
+    }
+}
 
 /// The two ways of writing rules.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -42,7 +81,7 @@ pub fn is_rule_file(path: &Path) -> bool {
 }
 
 /// Loads a rule file, or every rule file in a folder (recursively, in path order).
-pub fn load_path(path: &Path) -> Result<Vec<Rule>, Error> {
+pub fn load_path(path: &Path) -> Result<Vec<Rule>, LoadError> {
     let mut rules = Vec::new();
     for file in rule_files(path)? {
         rules.extend(load_file(&file)?);
@@ -51,8 +90,8 @@ pub fn load_path(path: &Path) -> Result<Vec<Rule>, Error> {
 }
 
 /// The rule files `path` names: itself, or the rule files below it (recursively, in path order).
-pub fn rule_files(path: &Path) -> Result<Vec<PathBuf>, Error> {
-    let metadata = fs::metadata(path).map_err(|e| Error::io(path, e))?;
+pub fn rule_files(path: &Path) -> Result<Vec<PathBuf>, LoadError> {
+    let metadata = fs::metadata(path).map_err(|e| FileError::io(path, e))?;
     if !metadata.is_dir() {
         return Ok(vec![path.to_path_buf()]);
     }
@@ -62,8 +101,7 @@ pub fn rule_files(path: &Path) -> Result<Vec<PathBuf>, Error> {
         .follow_links(false)
         .build()
     {
-        let entry =
-            entry.map_err(|e| Error::Usage(format!("cannot walk {}: {e}", path.display())))?;
+        let entry = entry.map_err(|e| FileError::walk(path, e))?;
         if entry.file_type().is_some_and(|t| t.is_file()) && is_rule_file(entry.path()) {
             files.push(entry.into_path());
         }
@@ -73,8 +111,8 @@ pub fn rule_files(path: &Path) -> Result<Vec<PathBuf>, Error> {
 }
 
 /// Loads the rules of one file.
-pub fn load_file(path: &Path) -> Result<Vec<Rule>, Error> {
-    let bytes = fs::read(path).map_err(|e| Error::io(path, e))?;
+pub fn load_file(path: &Path) -> Result<Vec<Rule>, LoadError> {
+    let bytes = fs::read(path).map_err(|e| FileError::io(path, e))?;
     let name = path.display().to_string();
     let syntax = Syntax::of(path).unwrap_or(Syntax::Yaml);
     Ok(load_bytes(&name, &bytes, syntax)?)
