@@ -16,6 +16,11 @@ use crate::rules::LoadError;
 use crate::rules::error::{RuleError, RuleErrorKind};
 use crate::rules::model::{Action, Rule, Snippet};
 
+/// A rule's place in its rule set: how the engine and the front ends name a rule, rather than
+/// by position or id string.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct RuleId(pub usize);
+
 /// A rule ready to run.
 #[derive(Debug)]
 pub struct CompiledRule {
@@ -165,6 +170,11 @@ pub struct RuleSet {
 }
 
 impl RuleSet {
+    /// The rule `id` names.
+    pub fn rule(&self, id: RuleId) -> &CompiledRule {
+        &self.rules[id.0]
+    }
+
     /// Loads every rule file `paths` name (files or folders) and compiles them as one set; no
     /// rule at all is a usage error, so an empty folder never silently patches nothing.
     pub fn load(paths: &[PathBuf]) -> Result<RuleSet, LoadError> {

@@ -4,6 +4,7 @@
 //! into patterns and one tree-sitter query, [`engine`] matches, plans and applies edits per
 //! file, and [`report`] renders what happened. The [`cli`] wires these together.
 
+pub mod actions;
 pub mod cli;
 pub mod compile;
 pub mod diagnostics;

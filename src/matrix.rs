@@ -11,7 +11,7 @@ use pep440_rs::Version;
 use rayon::prelude::*;
 use serde::Serialize;
 
-use crate::compile::RuleSet;
+use crate::compile::{RuleId, RuleSet};
 use crate::engine::{Engine, PatchError, Target};
 use crate::error::Error;
 use crate::targets;
@@ -118,7 +118,7 @@ pub struct Row {
 
 struct FileOutcome {
     reports: Vec<crate::engine::RuleReport>,
-    errors: Vec<(Vec<usize>, String, Status)>,
+    errors: Vec<(Vec<RuleId>, String, Status)>,
     path: String,
 }
 
@@ -191,7 +191,7 @@ pub fn run(
             let mut selected = 0;
             let mut edited = false;
             for outcome in &outcomes {
-                if let Some(report) = outcome.reports.iter().find(|r| r.rule == id) {
+                if let Some(report) = outcome.reports.iter().find(|r| r.index == RuleId(index)) {
                     selected += 1;
                     edited |= report.status == crate::engine::RuleStatus::Applied;
                     let n = report.matches.len() as u64;
@@ -201,7 +201,9 @@ pub fn run(
                     }
                 }
                 for (concerned, message, status) in &outcome.errors {
-                    if concerned.contains(&index) && severity(*status) > severity(row.status) {
+                    if concerned.contains(&RuleId(index))
+                        && severity(*status) > severity(row.status)
+                    {
                         row.status = *status;
                         row.message.clone_from(message);
                     }
@@ -247,9 +249,10 @@ fn survey_file(
     file: &targets::TargetFile,
 ) -> FileOutcome {
     let relative = targets::glob_path(file.path.strip_prefix(dir).unwrap_or(&file.path));
-    let selecting = || -> Vec<usize> {
+    let selecting = || -> Vec<RuleId> {
         (0..rules.rules.len())
-            .filter(|&i| rules.rules[i].selects(&relative))
+            .map(RuleId)
+            .filter(|&id| rules.rule(id).selects(&relative))
             .collect()
     };
     let mut outcome = FileOutcome {

@@ -71,10 +71,22 @@ impl Prefilter {
         }
     }
 
+    /// Where the literals occur in `text`: one scan serves every question below.
+    pub fn scan(&self, text: &str) -> Hits {
+        Hits(self.automaton.as_ref().map_or_else(Vec::new, |a| {
+            a.find_overlapping_iter(text)
+                .map(|m| (m.pattern().as_usize(), m.start()))
+                .collect()
+        }))
+    }
+
     /// The byte offsets in `text` of the anchors of `rules`, sorted (see [`Prefilter::anchors`]).
     pub fn anchor_offsets(&self, text: &str, rules: &[usize]) -> Option<Vec<usize>> {
+        if rules.iter().any(|&r| self.inside_matches[r].is_empty()) {
+            return None;
+        }
         let mut offsets: Vec<usize> = self
-            .anchors(text, rules)?
+            .anchors(&self.scan(text), rules)?
             .into_iter()
             .flat_map(|a| a.offsets)
             .collect();
@@ -83,21 +95,17 @@ impl Prefilter {
         Some(offsets)
     }
 
-    /// For each of `rules`, in order, its anchor in `text`: every occurrence of whichever of its
-    /// in-match literals occurs least often here (a rule with one absent has no match, and no
-    /// occurrence), with the others, which a match's line must hold too. `None` when a rule
-    /// has no such literal (its matches could be anywhere).
-    pub fn anchors(&self, text: &str, rules: &[usize]) -> Option<Vec<Anchor<'_>>> {
+    /// For each of `rules`, in order, its anchor in the scanned text: every occurrence of
+    /// whichever of its in-match literals occurs least often there (a rule with one absent has
+    /// no match, and no occurrence), with the others, which a match's line must hold too.
+    /// `None` when a rule has no such literal (its matches could be anywhere).
+    pub fn anchors(&self, hits: &Hits, rules: &[usize]) -> Option<Vec<Anchor<'_>>> {
         if rules.iter().any(|&r| self.inside_matches[r].is_empty()) {
             return None;
         }
-        let hits: Vec<(usize, usize)> = self.automaton.as_ref().map_or_else(Vec::new, |a| {
-            a.find_overlapping_iter(text)
-                .map(|m| (m.pattern().as_usize(), m.start()))
-                .collect()
-        });
+        let hits = &hits.0;
         let mut counts = vec![0usize; self.literals.len()];
-        for &(literal, _) in &hits {
+        for &(literal, _) in hits {
             counts[literal] += 1;
         }
         Some(
@@ -126,13 +134,11 @@ impl Prefilter {
         )
     }
 
-    /// For each rule, whether `text` holds all of its literals.
-    pub fn possible(&self, text: &str) -> Vec<bool> {
+    /// For each rule, whether the scanned text holds all of its literals.
+    pub fn possible(&self, hits: &Hits) -> Vec<bool> {
         let mut present = vec![false; self.literals.len()];
-        if let Some(automaton) = &self.automaton {
-            for m in automaton.find_overlapping_iter(text) {
-                present[m.pattern().as_usize()] = true;
-            }
+        for &(literal, _) in &hits.0 {
+            present[literal] = true;
         }
         self.needs
             .iter()
@@ -140,6 +146,10 @@ impl Prefilter {
             .collect()
     }
 }
+
+/// Every occurrence of every literal in one text, as (literal, byte offset), in order.
+#[derive(Debug, Clone, Default)]
+pub struct Hits(Vec<(usize, usize)>);
 
 #[cfg(test)]
 mod tests {
@@ -155,9 +165,12 @@ mod tests {
             ],
             &[vec![], vec![], vec![]],
         );
-        assert_eq!(p.possible("x = decoder_layer(h)"), [true, false, true]);
         assert_eq!(
-            p.possible("class WhisperDecoder: self.layers"),
+            p.possible(&p.scan("x = decoder_layer(h)")),
+            [true, false, true]
+        );
+        assert_eq!(
+            p.possible(&p.scan("class WhisperDecoder: self.layers")),
             [false, true, true]
         );
     }

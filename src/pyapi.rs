@@ -254,7 +254,7 @@ impl NativeRules {
         for (rules, error) in failures {
             let exception = to_py_err(py, &Error::from(error)).into_value(py);
             for rule in rules {
-                let id = self.set.rules[rule].id();
+                let id = self.set.rule(rule).id();
                 if !errors.contains(id)? {
                     errors.set_item(id, &exception)?;
                 }

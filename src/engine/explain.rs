@@ -8,9 +8,10 @@ use miette::{Diagnostic, NamedSource, SourceSpan};
 use thiserror::Error;
 use tree_sitter::Node;
 
+use super::parsed::parse_target;
 use super::scope::{ScopeMiss, scope_bindings};
 use super::{Engine, MatchReport, PatchError, Target, gate_reason};
-use crate::compile::CompiledRule;
+use crate::compile::{CompiledRule, RuleId};
 use crate::pattern::PatNode;
 use crate::pattern::matcher::{Bindings, Matcher};
 use crate::python::definition_name;
@@ -58,7 +59,7 @@ impl Engine<'_> {
         let rule = &self.rules.rules[index];
         let text = target.source;
         let file = SourceFile::new(target.path, text);
-        let tree = super::parse_target(target)?;
+        let tree = parse_target(target)?;
         let mut inactive = Vec::new();
         match self.versions.gate(&rule.rule) {
             Gate::Open => {}
@@ -73,7 +74,7 @@ impl Engine<'_> {
             ));
         }
         let root = tree.root_node();
-        let found = self.find(text, root, &[index]).remove(0);
+        let found = self.find(text, root, &[RuleId(index)]).remove(0);
         let lines = LineIndex::new(text);
         let matches = found
             .iter()

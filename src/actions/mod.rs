@@ -5,13 +5,16 @@ use std::ops::Range;
 
 use tree_sitter::{Node, Tree};
 
-use super::arglist::{ArgList, Item};
-use super::signature::{LookupError, ParamKind, Signature, find_signature};
+pub mod arglist;
+pub mod signature;
+
 use crate::edit::Edit;
 use crate::pattern::matcher::{Bindings, Capture};
 use crate::pattern::meta::{Metavar, scan};
 use crate::python::{line_indent, significant_children};
 use crate::rules::model::Action;
+use arglist::{ArgList, Item};
+use signature::{LookupError, ParamKind, Signature, find_signature};
 
 /// Why an action cannot be carried out on a match.
 #[derive(Debug, Clone)]

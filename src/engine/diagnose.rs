@@ -1,0 +1,142 @@
+//! Turning what went wrong at a site into a diagnostic on the target: drift with the scopes
+//! searched, and action refusals with their labels.
+
+use std::ops::Range;
+
+use miette::LabeledSpan;
+use tree_sitter::Node;
+
+use super::PatchError;
+use super::find::Found;
+use crate::actions::ActionFailure;
+use crate::compile::CompiledRule;
+use crate::python::definition_name;
+use crate::source::{SourceFile, span};
+
+/// A description of where a rule looks, for drift reports.
+pub fn describe_scope(rule: &CompiledRule) -> String {
+    let inside = &rule.rule.inside;
+    let mut parts = Vec::new();
+    if let Some(c) = &inside.class {
+        parts.push(format!("class {c}"));
+    }
+    if let Some(f) = &inside.function {
+        parts.push(format!("function {f}"));
+    }
+    if let Some(l) = &rule.loop_pattern {
+        parts.push(format!("loop `{}`", l.source.trim()));
+    }
+    let scope = if parts.is_empty() {
+        "the whole file".to_string()
+    } else {
+        parts.join(" › ")
+    };
+    format!("searched {scope} for `{}`", rule.pattern.source.trim())
+}
+
+/// The refusal of `rule`'s action on `file`.
+pub(crate) fn action_error(rule: &CompiledRule, file: &SourceFile, f: ActionFailure) -> PatchError {
+    PatchError::Action {
+        rule: rule.id().to_string(),
+        action: rule.rule.action.name().to_string(),
+        path: file.name().to_string(),
+        reason: f.reason,
+        src: file.named_source(),
+        labels: f
+            .labels
+            .into_iter()
+            .map(|(r, l)| LabeledSpan::new_with_span(Some(l), span(r)))
+            .collect(),
+        help: f.help,
+    }
+}
+
+/// `rule` found `matches` where its `expect` wants `expected`: a drift error pointing at the
+/// matches, or at the scopes searched when there are none.
+pub(crate) fn drift(
+    rule: &CompiledRule,
+    file: &SourceFile,
+    root: Node<'_>,
+    matches: &[Found<'_>],
+    expected: &str,
+) -> PatchError {
+    let text = file.text();
+    let mut labels: Vec<LabeledSpan> = if matches.is_empty() {
+        scope_nodes(rule, root, text)
+            .into_iter()
+            .map(|(r, l)| LabeledSpan::new_with_span(Some(l), span(r)))
+            .collect()
+    } else {
+        matches
+            .iter()
+            .enumerate()
+            .map(|(i, m)| {
+                let r = m.node.byte_range();
+                let first_line = r.start..text[r.clone()].find('\n').map_or(r.end, |n| r.start + n);
+                LabeledSpan::new_with_span(Some(format!("match {}", i + 1)), span(first_line))
+            })
+            .collect()
+    };
+    let mut scope = describe_scope(rule);
+    if labels.is_empty() && matches.is_empty() {
+        if let Some(c) = &rule.rule.inside.class {
+            scope.push_str(&format!("; this file has no class {c}"));
+        } else if let Some(f) = &rule.rule.inside.function {
+            scope.push_str(&format!("; this file has no function {f}"));
+        }
+        labels.push(LabeledSpan::new_with_span(
+            Some("nothing matched in this file".into()),
+            span(
+                0..text
+                    .find('\n')
+                    .unwrap_or(text.len())
+                    .max(usize::from(!text.is_empty())),
+            ),
+        ));
+    }
+    PatchError::Drift {
+        rule: rule.id().to_string(),
+        path: file.name().to_string(),
+        expected: expected.to_string(),
+        found: matches.len() as u64,
+        src: file.named_source(),
+        labels,
+        scope,
+    }
+}
+
+/// The definition headers in `root` that a rule's `inside` selects (innermost scope asked for).
+fn scope_nodes(rule: &CompiledRule, root: Node<'_>, text: &str) -> Vec<(Range<usize>, String)> {
+    let inside = &rule.rule.inside;
+    let (kind, filter) = match (&inside.function, &inside.class) {
+        (Some(f), _) => ("function_definition", f),
+        (None, Some(c)) => ("class_definition", c),
+        (None, None) => return Vec::new(),
+    };
+    let mut out = Vec::new();
+    let mut stack = vec![root];
+    while let Some(node) = stack.pop() {
+        if node.kind() == kind && definition_name(node, text).is_some_and(|n| filter.matches(n)) {
+            let in_class = inside.class.as_ref().is_none_or(|c| {
+                kind == "class_definition"
+                    || std::iter::successors(node.parent(), |n| n.parent()).any(|a| {
+                        a.kind() == "class_definition"
+                            && definition_name(a, text).is_some_and(|n| c.matches(n))
+                    })
+            });
+            if in_class {
+                let header_end = node
+                    .child_by_field_name("name")
+                    .map_or(node.end_byte(), |n| n.end_byte());
+                out.push((
+                    node.start_byte()..header_end,
+                    "searched in here".to_string(),
+                ));
+            }
+        }
+        let mut cursor = node.walk();
+        stack.extend(node.named_children(&mut cursor));
+    }
+    out.sort_by_key(|(r, _)| r.start);
+    out
+}

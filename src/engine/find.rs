@@ -1,0 +1,222 @@
+//! Finding a rule's matches in a parsed file: candidates by kind walk or query, then the exact
+//! matcher with the bindings its scopes seed, then the guards.
+
+use std::collections::HashSet;
+use std::ops::Range;
+
+use streaming_iterator::StreamingIterator;
+use tree_sitter::{Node, QueryCursor};
+
+use super::{Engine, scope};
+use crate::compile::{CompiledRule, RuleId};
+use crate::pattern::matcher::{Bindings, Matcher};
+use crate::pattern::query::ROOT_CAPTURE;
+
+/// One match of a rule.
+pub(crate) struct Found<'t> {
+    /// The matched node.
+    pub node: Node<'t>,
+    /// What the pattern (and the scopes around it) bound.
+    pub bindings: Bindings<'t>,
+    /// `unless` or `not_inside` found: the match counts but is left as it is.
+    pub guarded: bool,
+}
+
+impl Engine<'_> {
+    /// Every match of each of `active` (sorted), in document order.
+    pub(crate) fn find<'t>(
+        &self,
+        text: &str,
+        root: Node<'t>,
+        active: &[RuleId],
+    ) -> Vec<Vec<Found<'t>>> {
+        let candidates = self.candidates(text, root, active);
+        let matcher = Matcher::new(text);
+        candidates
+            .into_iter()
+            .zip(active)
+            .map(|(mut nodes, &id)| {
+                let rule = self.rules.rule(id);
+                nodes.sort_by_key(|n| (n.start_byte(), std::cmp::Reverse(n.end_byte())));
+                nodes
+                    .into_iter()
+                    .filter_map(|node| match_at(rule, root, node, text, &matcher))
+                    .collect()
+            })
+            .collect()
+    }
+
+    /// Where the candidate query runs: the top-level statements holding an anchor literal of
+    /// the active rules, merged; `None` when a rule has no anchor (its matches could be
+    /// anywhere). Walking only those statements finds every match, since each match contains
+    /// its rule's anchor.
+    fn anchored_ranges(
+        &self,
+        text: &str,
+        root: Node<'_>,
+        active: &[RuleId],
+    ) -> Option<Vec<Range<usize>>> {
+        let indexes: Vec<usize> = active.iter().map(|id| id.0).collect();
+        let offsets = self.rules.prefilter.anchor_offsets(text, &indexes)?;
+        let mut ranges: Vec<Range<usize>> = Vec::new();
+        for offset in offsets {
+            if ranges.last().is_some_and(|r| r.contains(&offset)) {
+                continue;
+            }
+            let Some(statement) = root.first_child_for_byte(offset) else {
+                continue;
+            };
+            let range = statement.byte_range();
+            match ranges.last_mut() {
+                Some(last) if last.end >= range.start => last.end = last.end.max(range.end),
+                _ => ranges.push(range),
+            }
+        }
+        Some(ranges)
+    }
+
+    /// The candidates of the active rules (by slot in `active`): the query's matches where it
+    /// runs over a few anchored statements (or everywhere, with the prefilter off), else one walk
+    /// of the whole tree over node kinds. Both yield every node a rule's pattern could match;
+    /// the exact matcher decides.
+    fn candidates<'t>(&self, text: &str, root: Node<'t>, active: &[RuleId]) -> Vec<Vec<Node<'t>>> {
+        if !self.prefilter {
+            return self.query_candidates(text, root, active, std::iter::once(0..text.len()));
+        }
+        match self.anchored_ranges(text, root, active) {
+            Some(ranges) => self.query_candidates(text, root, active, ranges),
+            None => self.walk_candidates(root, active),
+        }
+    }
+
+    /// One walk of the tree looking every node's kind up in the rule set, entering only nodes
+    /// below which some active rule's root may stand.
+    fn walk_candidates<'t>(&self, root: Node<'t>, active: &[RuleId]) -> Vec<Vec<Node<'t>>> {
+        let mut candidates: Vec<Vec<Node<'t>>> = vec![Vec::new(); active.len()];
+        let is_active = |rule: &usize| active.binary_search(&RuleId(*rule));
+        let mut cursor = root.walk();
+        loop {
+            let node = cursor.node();
+            let kind = usize::from(node.kind_id());
+            // ERROR nodes carry an id past the language's kinds: no rule is rooted there, and
+            // anything may stand below them.
+            for rule in self.rules.by_root_kind.get(kind).into_iter().flatten() {
+                if let Ok(slot) = is_active(rule) {
+                    candidates[slot].push(node);
+                }
+            }
+            let worth_entering = self
+                .rules
+                .rooted_below
+                .get(kind)
+                .is_none_or(|rules| rules.iter().any(|r| is_active(r).is_ok()));
+            if worth_entering && cursor.goto_first_child() {
+                continue;
+            }
+            while !cursor.goto_next_sibling() {
+                if !cursor.goto_parent() {
+                    return candidates;
+                }
+            }
+        }
+    }
+
+    /// The root captures of the shared query's matches within `ranges`.
+    fn query_candidates<'t>(
+        &self,
+        text: &str,
+        root: Node<'t>,
+        active: &[RuleId],
+        ranges: impl IntoIterator<Item = Range<usize>>,
+    ) -> Vec<Vec<Node<'t>>> {
+        let mut candidates: Vec<Vec<Node<'t>>> = vec![Vec::new(); active.len()];
+        let query = &self.rules.query;
+        let root_capture = query
+            .capture_index_for_name(ROOT_CAPTURE)
+            .expect("every pattern captures its root");
+        let mut seen: HashSet<(usize, usize)> = HashSet::new();
+        let mut cursor = QueryCursor::new();
+        for range in ranges {
+            cursor.set_byte_range(range);
+            let mut matches = cursor.matches(query, root, text.as_bytes());
+            while let Some(m) = matches.next() {
+                let Ok(slot) = active.binary_search(&RuleId(m.pattern_index)) else {
+                    continue;
+                };
+                for capture in m.captures().iter().filter(|c| c.index == root_capture) {
+                    if seen.insert((slot, capture.node.id())) {
+                        candidates[slot].push(capture.node);
+                    }
+                }
+            }
+        }
+        candidates
+    }
+}
+
+/// The match of `rule` at the candidate `node`, if the pattern and the scopes hold there.
+fn match_at<'t>(
+    rule: &CompiledRule,
+    root: Node<'t>,
+    node: Node<'t>,
+    text: &str,
+    matcher: &Matcher<'_>,
+) -> Option<Found<'t>> {
+    // The pattern alone first: cheap, and most candidates of a whole-tree walk fail it; scopes
+    // (and the bindings they seed) only for the rest.
+    let mut alone = Bindings::default();
+    let matched = matcher.matches(&rule.pattern.root, node, &mut alone);
+    if !matched && !matcher.ran_out() {
+        return None;
+    }
+    let seeds = scope::scope_bindings(rule, root, node, text, matcher).ok()?;
+    if matched && rule.loop_pattern.is_none() {
+        // No loop seeds the bindings: the pattern's alone are the match's.
+        let guarded = guarded(rule, root, node, &alone, matcher);
+        return Some(Found {
+            node,
+            bindings: alone,
+            guarded,
+        });
+    }
+    seeds.into_iter().find_map(|mut bindings| {
+        if !matcher.matches(&rule.pattern.root, node, &mut bindings) {
+            return None;
+        }
+        let guarded = guarded(rule, root, node, &bindings, matcher);
+        Some(Found {
+            node,
+            bindings,
+            guarded,
+        })
+    })
+}
+
+/// Whether `unless` occurs within the match, or `not_inside` around it (both seeded with the
+/// match's bindings, so shared metavariables must agree).
+fn guarded<'t>(
+    rule: &CompiledRule,
+    root: Node<'t>,
+    node: Node<'t>,
+    bindings: &Bindings<'t>,
+    matcher: &Matcher<'_>,
+) -> bool {
+    if let Some(unless) = &rule.unless {
+        let mut stack = vec![node];
+        while let Some(n) = stack.pop() {
+            if matcher.matches(&unless.root, n, &mut bindings.clone()) {
+                return true;
+            }
+            let mut cursor = n.walk();
+            stack.extend(n.named_children(&mut cursor));
+        }
+    }
+    if let Some(outer) = &rule.not_inside {
+        for n in scope::ancestors(root, node) {
+            if matcher.matches(&outer.root, n, &mut bindings.clone()) {
+                return true;
+            }
+        }
+    }
+    false
+}

@@ -1,0 +1,240 @@
+//! One planning step: the active rules of one phase and step find their matches on one tree,
+//! plan their edits, drop conflicting ones, and the edits are applied and checked together.
+
+use super::diagnose::{action_error, drift};
+use super::find::Found;
+use super::outcome::{Locator, RuleReport, RuleStatus};
+use super::parsed::Parsed;
+use super::{Engine, PatchError, verify};
+use crate::actions::{self, ActionFailure, Signatures, Site};
+use crate::compile::RuleId;
+use crate::edit::{self, Edit, PlannedEdit};
+use crate::pattern::matcher::Bindings;
+use crate::rules::model::{OnMiss, Phase};
+use crate::source::{SourceFile, span};
+
+/// What one step runs on.
+pub(crate) struct StepInput<'a> {
+    /// The target's path.
+    pub path: &'a str,
+    /// The text the step plans on.
+    pub text: &'a str,
+    /// Its tree.
+    pub parsed: &'a Parsed,
+    /// The phase.
+    pub phase: Phase,
+    /// The rules of this step, sorted.
+    pub active: &'a [RuleId],
+    /// Whether `expect` counts are checked (not on the fixed-point re-run).
+    pub check_expect: bool,
+    /// Whether this is the only step: then only the edited regions are re-parsed.
+    pub only_step: bool,
+}
+
+/// What one step did.
+#[derive(Default)]
+pub(crate) struct StepOutcome {
+    /// A report for each rule of the step, in order.
+    pub reports: Vec<RuleReport>,
+    /// Failures with the rules they concern; those rules' edits were left out.
+    pub errors: Vec<(Vec<RuleId>, PatchError)>,
+    /// Drift of rules whose `on_miss` is `warn` or `skip`.
+    pub misses: Vec<(RuleId, PatchError)>,
+    /// The new text and its tree, when the step changed anything.
+    pub next: Option<(String, Parsed)>,
+}
+
+/// What one rule planned in a step.
+struct RulePlan {
+    report: RuleReport,
+    edits: Vec<PlannedEdit>,
+    error: Option<PatchError>,
+    miss: Option<PatchError>,
+}
+
+impl Engine<'_> {
+    /// Runs one step.
+    pub(crate) fn step(&self, input: &StepInput<'_>) -> StepOutcome {
+        let root = input.parsed.tree.root_node();
+        let found = self.find(input.text, root, input.active);
+        let locator = Locator::new(input.text);
+        let mut signatures = Signatures::new(self.signature_context);
+        let mut out = StepOutcome::default();
+        let mut planned: Vec<PlannedEdit> = Vec::new();
+        let mut failed: Vec<RuleId> = Vec::new();
+        for (&id, matches) in input.active.iter().zip(&found) {
+            let plan = self.plan_rule(id, matches, input, &locator, &mut signatures);
+            out.errors.extend(plan.error.map(|e| (vec![id], e)));
+            out.misses.extend(plan.miss.map(|e| (id, e)));
+            if plan.report.status == RuleStatus::Failed {
+                failed.push(id);
+            } else {
+                planned.extend(plan.edits);
+            }
+            out.reports.push(plan.report);
+        }
+        self.drop_conflicts(input, &mut planned, &mut failed, &mut out.errors);
+        mark_failed(&mut out.reports, &failed);
+        if planned.is_empty() {
+            return out;
+        }
+        match verify::apply_and_reparse(self, input, &planned) {
+            Ok(next) => out.next = Some(next),
+            Err((rules, error)) => {
+                mark_failed(&mut out.reports, &rules);
+                out.errors.push((rules, error));
+            }
+        }
+        out
+    }
+
+    /// Checks one rule's match count and plans its edits at each unguarded match.
+    fn plan_rule(
+        &self,
+        id: RuleId,
+        matches: &[Found<'_>],
+        input: &StepInput<'_>,
+        locator: &Locator<'_>,
+        signatures: &mut Signatures,
+    ) -> RulePlan {
+        let rule = self.rules.rule(id);
+        let file = || SourceFile::new(input.path, input.text);
+        let mut plan = RulePlan {
+            report: RuleReport {
+                rule: rule.id().to_string(),
+                index: id,
+                phase: input.phase,
+                step: rule.step,
+                status: RuleStatus::NoMatch,
+                reason: None,
+                matches: Vec::new(),
+            },
+            edits: Vec::new(),
+            error: None,
+            miss: None,
+        };
+        let mut failed = false;
+        if input.check_expect
+            && let Some(expect) = rule.rule.expect
+            && !expect.admits(matches.len() as u64)
+        {
+            let root = input.parsed.tree.root_node();
+            let miss = drift(rule, &file(), root, matches, &expect.to_string());
+            match rule.rule.on_miss {
+                OnMiss::Error => plan.error = Some(miss),
+                OnMiss::Warn | OnMiss::Skip => plan.miss = Some(miss),
+            }
+            failed = true;
+        }
+        // A file with Windows line ends gets them in inserted code too.
+        let text = input.text;
+        let crlf = text.find('\n').is_some_and(|i| text[..i].ends_with('\r'));
+        for m in matches {
+            let range = m.node.byte_range();
+            if m.guarded {
+                let report = locator.match_report(range, &Bindings::default(), &[], true);
+                plan.report.matches.push(report);
+                continue;
+            }
+            let site = Site {
+                source: text,
+                root: input.parsed.tree.root_node(),
+                node: m.node,
+                bindings: &m.bindings,
+            };
+            let planned = actions::plan(&rule.rule.action, &site, signatures).and_then(|edits| {
+                if rule.rule.preserve_lines {
+                    keeps_lines(&edits, text)?;
+                }
+                Ok(edits)
+            });
+            let edits = match planned {
+                Ok(edits) if crlf => edits.into_iter().map(Edit::to_crlf).collect(),
+                Ok(edits) => edits,
+                Err(f) => {
+                    if !failed {
+                        plan.error = Some(action_error(rule, &file(), f));
+                    }
+                    failed = true;
+                    Vec::new()
+                }
+            };
+            let report = locator.match_report(range, &m.bindings, &edits, false);
+            plan.report.matches.push(report);
+            let edits = edits
+                .into_iter()
+                .map(|edit| PlannedEdit { rule: id.0, edit });
+            plan.edits.extend(edits);
+        }
+        plan.report.status = if failed {
+            RuleStatus::Failed
+        } else if plan.report.matches.is_empty() {
+            RuleStatus::NoMatch
+        } else if plan.report.matches.iter().any(|m| !m.edits.is_empty()) {
+            RuleStatus::Applied
+        } else {
+            RuleStatus::Redundant
+        };
+        plan
+    }
+
+    /// Orders the planned edits; two rules whose edits overlap both fail, and the others
+    /// still apply.
+    fn drop_conflicts(
+        &self,
+        input: &StepInput<'_>,
+        planned: &mut Vec<PlannedEdit>,
+        failed: &mut Vec<RuleId>,
+        errors: &mut Vec<(Vec<RuleId>, PatchError)>,
+    ) {
+        while let Err((a, b)) = edit::order(planned) {
+            let (first, second) = (RuleId(a.rule), RuleId(b.rule));
+            errors.push((
+                vec![first, second],
+                PatchError::Conflict {
+                    first: self.rules.rule(first).id().to_string(),
+                    second: self.rules.rule(second).id().to_string(),
+                    path: input.path.to_string(),
+                    src: SourceFile::new(input.path, input.text).named_source(),
+                    first_at: span(a.edit.range.clone()),
+                    second_at: span(b.edit.range.clone()),
+                },
+            ));
+            planned.retain(|p| p.rule != a.rule && p.rule != b.rule);
+            failed.extend([first, second]);
+        }
+    }
+}
+
+/// Marks the reports of `failed` rules as failed.
+fn mark_failed(reports: &mut [RuleReport], failed: &[RuleId]) {
+    for r in reports {
+        if failed.contains(&r.index) {
+            r.status = RuleStatus::Failed;
+        }
+    }
+}
+
+/// `preserve_lines`: each edit must replace as many line breaks as it writes, so every line
+/// outside it keeps its number (tracebacks and `inspect.getsource` stay aligned).
+fn keeps_lines(edits: &[Edit], text: &str) -> Result<(), ActionFailure> {
+    for e in edits {
+        let before = text[e.range.clone()].matches('\n').count();
+        let after = e.text.matches('\n').count();
+        if before != after {
+            return Err(ActionFailure {
+                reason: format!(
+                    "`preserve_lines` is set, but this edit turns {} line(s) into {}",
+                    before + 1,
+                    after + 1
+                ),
+                labels: vec![(e.range.clone(), "this edit".into())],
+                help: Some(
+                    "write the template to fit the lines it replaces, or drop `preserve_lines`"
+                        .into(),
+                ),
+            });
+        }
+    }
+    Ok(())
+}
