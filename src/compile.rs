@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use tree_sitter::Query;
 
+use crate::actions::{self, Needs};
 use crate::pattern::meta::template_metavars;
 use crate::pattern::query::to_query;
 use crate::pattern::{LoopPattern, PatNode, Pattern, PatternError};
@@ -14,7 +15,7 @@ use crate::prefilter::Prefilter;
 use crate::python;
 use crate::rules::LoadError;
 use crate::rules::error::{RuleError, RuleErrorKind};
-use crate::rules::model::{Action, Rule, Snippet};
+use crate::rules::model::{Rule, Snippet};
 
 /// A rule's place in its rule set: how the engine and the front ends name a rule, rather than
 /// by position or id string.
@@ -115,13 +116,7 @@ impl CompiledRule {
                 })
             });
         let inside = &self.rule.inside;
-        let edits_within_match = matches!(
-            self.rule.action,
-            Action::RemoveKwargs(_)
-                | Action::SetKwargs(_)
-                | Action::Replace(_)
-                | Action::Rename { .. }
-        );
+        let edits_within_match = actions::unit(&self.rule.action).facts().edits_within_match;
         let local = holds_no_block
             && inside.class.is_none()
             && inside.function.is_none()
@@ -346,7 +341,8 @@ fn compile_rule(rule: Rule) -> Result<CompiledRule, RuleError> {
             LoopPattern::compile(&s.text).map_err(|e| pattern_error(&rule, s, "`inside.loop`", e))
         })
         .transpose()?;
-    if rule.action.needs_function() && pattern.root.kind() != Some("function_definition") {
+    let needs = actions::unit(&rule.action).facts().needs;
+    if needs == Needs::Function && pattern.root.kind() != Some("function_definition") {
         return Err(RuleError::new(
             RuleErrorKind::ActionNeedsFunction {
                 action: rule.action.name().to_string(),
@@ -366,7 +362,7 @@ fn compile_rule(rule: Rule) -> Result<CompiledRule, RuleError> {
     let not_inside = guard(&rule.not_inside, "`not_inside`")?;
     let when_has = guard(&rule.when.has, "`when.has`")?;
     let when_lacks = guard(&rule.when.lacks, "`when.lacks`")?;
-    if rule.action.needs_call() && !pattern.has_call() {
+    if needs == Needs::Call && !pattern.has_call() {
         return Err(RuleError::new(
             RuleErrorKind::ActionNeedsCall {
                 action: rule.action.name().to_string(),
@@ -382,7 +378,7 @@ fn compile_rule(rule: Rule) -> Result<CompiledRule, RuleError> {
         .chain(loop_pattern.iter().flat_map(|l| l.metavars.iter()))
         .map(String::as_str)
         .collect();
-    for template in templates(&rule.action) {
+    for template in actions::unit(&rule.action).templates(&rule.action.args) {
         check_template(&rule, template, &bound)?;
     }
     let files = if rule.files.is_empty() {
@@ -521,23 +517,6 @@ fn order(rules: &mut [CompiledRule], ids: &HashMap<String, usize>) -> Result<(),
         rule.step = step;
     }
     Ok(())
-}
-
-/// The templates an action writes, whose metavariables must be bound.
-fn templates(action: &Action) -> Vec<&Snippet> {
-    match action {
-        Action::Replace(t)
-        | Action::InsertBefore(t)
-        | Action::InsertAfter(t)
-        | Action::AppendBody(t)
-        | Action::AddDecorator(t)
-        | Action::PrependBody { code: t, .. } => vec![t],
-        Action::SetKwargs(pairs) => pairs.iter().map(|(_, v)| v).collect(),
-        Action::KwargsToPositional { .. }
-        | Action::RemoveKwargs(_)
-        | Action::Delete
-        | Action::Rename { .. } => Vec::new(),
-    }
 }
 
 fn check_template(rule: &Rule, template: &Snippet, bound: &[&str]) -> Result<(), RuleError> {

@@ -106,7 +106,6 @@ pub fn summary(path: &str, patched: &Patched) -> Vec<String> {
 
 /// How the engine understands a rule: its gates, scopes, pattern and compiled query.
 pub fn explain_rule(rule: &crate::compile::CompiledRule, scope: &str) -> String {
-    use crate::rules::model::Action;
     use std::fmt::Write;
     let r = &rule.rule;
     let mut out = String::new();
@@ -147,36 +146,7 @@ pub fn explain_rule(rule: &crate::compile::CompiledRule, scope: &str) -> String 
         let _ = writeln!(out, "  loop binds:  {}", vars(&l.metavars));
     }
     let _ = writeln!(out, "  match binds: {}", vars(&rule.pattern.metavars));
-    let action = match &r.action {
-        Action::KwargsToPositional { signature, .. } => {
-            format!(
-                "kwargs_to_positional, in the order of `{}`",
-                signature.value
-            )
-        }
-        Action::RemoveKwargs(names) => format!(
-            "remove_kwargs {}",
-            names
-                .iter()
-                .map(|n| n.value.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-        Action::SetKwargs(pairs) => format!(
-            "set_kwargs {}",
-            pairs
-                .iter()
-                .map(|(k, v)| format!("{}={}", k.value, v.text))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-        Action::Replace(t) => format!("replace with `{}`", t.text),
-        other => format!(
-            "{} {}",
-            other.name(),
-            serde_json::to_string(&crate::rules::write::action_args(other)).unwrap_or_default()
-        ),
-    };
+    let action = crate::actions::unit(&r.action).explain(&r.action.args);
     let _ = writeln!(out, "  action:      {action}");
     let expect = r
         .expect

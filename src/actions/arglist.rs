@@ -11,7 +11,7 @@ use tree_sitter::Node;
 
 /// An argument of the list being rewritten.
 #[derive(Debug, Clone)]
-pub struct Arg<'t> {
+pub struct Argument<'t> {
     /// The argument node.
     pub node: Node<'t>,
     /// Its kind: `keyword_argument`, `list_splat`, `dictionary_splat` or an expression kind.
@@ -36,7 +36,7 @@ pub enum Item {
 #[derive(Debug)]
 pub struct ArgList<'t> {
     /// The arguments in order.
-    pub args: Vec<Arg<'t>>,
+    pub args: Vec<Argument<'t>>,
     /// The range between `(` and `)`, exclusive of both.
     pub inner: Range<usize>,
     source: &'t str,
@@ -49,7 +49,7 @@ impl<'t> ArgList<'t> {
         let args = list
             .named_children(&mut cursor)
             .filter(|n| n.kind() != "comment")
-            .map(|node| Arg {
+            .map(|node| Argument {
                 node,
                 kind: node.kind(),
             })
@@ -66,6 +66,23 @@ impl<'t> ArgList<'t> {
     /// The source text of argument `index`.
     pub fn text(&self, index: usize) -> &'t str {
         &self.source[self.args[index].node.byte_range()]
+    }
+
+    /// Argument `index` kept as it is written.
+    pub fn old(&self, index: usize) -> Item {
+        Item::Old {
+            index,
+            text: self.text(index).to_string(),
+        }
+    }
+
+    /// The keyword of argument `index`, if it is a keyword argument.
+    pub fn keyword(&self, index: usize) -> Option<&'t str> {
+        let node = self.args[index].node;
+        (node.kind() == "keyword_argument")
+            .then(|| node.child_by_field_name("name"))
+            .flatten()
+            .map(|n| &self.source[n.byte_range()])
     }
 
     /// What stands between argument `index` and the next one (comma, breaks, comments).

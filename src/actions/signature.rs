@@ -1,8 +1,9 @@
 //! Python function signatures, read from the syntax tree of the file being patched.
 
+use std::collections::HashMap;
 use std::ops::Range;
 
-use tree_sitter::Node;
+use tree_sitter::{Node, Tree};
 
 use crate::python::{definition_name, significant_children};
 
@@ -220,6 +221,49 @@ fn read_signature(
         name: name.to_string(),
         params,
         range: Some(def.start_byte()..header_end),
+    }
+}
+
+/// Signatures already looked up in one file, and the context searched for those it lacks.
+#[derive(Debug)]
+pub struct Signatures<'c> {
+    cache: HashMap<String, Result<Signature, LookupError>>,
+    context: Option<&'c str>,
+    /// The context's tree, parsed the first time the file lacks a signature.
+    context_tree: Option<Tree>,
+}
+
+impl<'c> Signatures<'c> {
+    /// A cache for one file; `context` is searched for names the file does not define.
+    pub fn new(context: Option<&'c str>) -> Self {
+        Self {
+            cache: HashMap::new(),
+            context,
+            context_tree: None,
+        }
+    }
+
+    /// The signature `name` names, in the file (`root`, `source`) or else in the context.
+    pub fn get(
+        &mut self,
+        root: Node<'_>,
+        source: &str,
+        name: &str,
+    ) -> &Result<Signature, LookupError> {
+        if !self.cache.contains_key(name) {
+            let mut found = find_signature(root, source, name);
+            if found == Err(LookupError::NotFound)
+                && let Some(context) = self.context
+            {
+                let tree = self
+                    .context_tree
+                    .get_or_insert_with(|| crate::python::parse(context));
+                found = find_signature(tree.root_node(), context, name)
+                    .map(|sig| Signature { range: None, ..sig });
+            }
+            self.cache.insert(name.to_string(), found);
+        }
+        &self.cache[name]
     }
 }
 

@@ -8,6 +8,7 @@
 pub mod matcher;
 pub mod meta;
 pub mod query;
+pub mod template;
 
 use std::ops::Range;
 

@@ -10,6 +10,7 @@ use pep440_rs::VersionSpecifiers;
 use serde_yaml::{Mapping, Value};
 
 use super::Syntax;
+use super::action::{ArgReader, action_names, action_spec};
 use super::error::{RuleError, RuleErrorKind, did_you_mean};
 use super::model::{
     Action, Expect, Inside, NameFilter, OnMiss, Origin, Phase, Requirement, Rule, Snippet, Spanned,
@@ -49,20 +50,6 @@ pub const TEST_KEYS: &[&str] = &[
 ];
 /// The keys of `inside`.
 pub const INSIDE_KEYS: &[&str] = &["class", "function", "loop"];
-/// The action names.
-pub const ACTION_NAMES: &[&str] = &[
-    "kwargs_to_positional",
-    "remove_kwargs",
-    "set_kwargs",
-    "replace",
-    "insert_before",
-    "insert_after",
-    "delete",
-    "append_body",
-    "prepend_body",
-    "add_decorator",
-    "rename",
-];
 
 /// Reads every rule of one document.
 pub fn rules_from_document(
@@ -93,9 +80,10 @@ pub fn rules_from_document(
     }
 }
 
-struct Cx<'a> {
+/// What reading one document needs: the file, where each value stands, and the syntax.
+pub(crate) struct Cx<'a> {
     file: &'a SourceFile,
-    spans: &'a SpanIndex,
+    pub(crate) spans: &'a SpanIndex,
     syntax: Syntax,
 }
 
@@ -111,22 +99,28 @@ fn describe(value: &Value) -> &'static str {
     }
 }
 
-fn child(path: &[Seg], seg: Seg) -> Path {
+pub(crate) fn child(path: &[Seg], seg: Seg) -> Path {
     let mut p = path.to_vec();
     p.push(seg);
     p
 }
 
-fn key_path(path: &[Seg], key: &str) -> Path {
+pub(crate) fn key_path(path: &[Seg], key: &str) -> Path {
     child(path, Seg::Key(key.to_string()))
 }
 
 impl Cx<'_> {
-    fn error(&self, kind: RuleErrorKind, span: Range<usize>) -> RuleError {
+    pub(crate) fn error(&self, kind: RuleErrorKind, span: Range<usize>) -> RuleError {
         RuleError::new(kind, self.file, span)
     }
 
-    fn wrong_type(&self, path: &[Seg], key: &str, expected: &str, found: &Value) -> RuleError {
+    pub(crate) fn wrong_type(
+        &self,
+        path: &[Seg],
+        key: &str,
+        expected: &str,
+        found: &Value,
+    ) -> RuleError {
         self.error(
             RuleErrorKind::WrongType {
                 key: key.to_string(),
@@ -137,7 +131,7 @@ impl Cx<'_> {
         )
     }
 
-    fn invalid(&self, path: &[Seg], key: &str, reason: impl Into<String>) -> RuleError {
+    pub(crate) fn invalid(&self, path: &[Seg], key: &str, reason: impl Into<String>) -> RuleError {
         self.error(
             RuleErrorKind::InvalidValue {
                 key: key.to_string(),
@@ -148,7 +142,7 @@ impl Cx<'_> {
     }
 
     /// Rejects keys outside `allowed`, suggesting the closest one.
-    fn check_keys(
+    pub(crate) fn check_keys(
         &self,
         path: &[Seg],
         map: &Mapping,
@@ -169,16 +163,17 @@ impl Cx<'_> {
                 );
                 // At the top of a rule an action name is a likely slip too: the DSL writes
                 // actions bare, YAML under `action:`.
+                let actions = action_names();
                 let mut candidates = allowed.to_vec();
                 if allowed == RULE_KEYS {
-                    candidates.extend_from_slice(ACTION_NAMES);
+                    candidates.extend_from_slice(&actions);
                 }
                 return Err(match did_you_mean(name, &candidates) {
-                    Some(s) if ACTION_NAMES.contains(&s) && self.syntax == Syntax::Yaml => error
+                    Some(s) if actions.contains(&s) && self.syntax == Syntax::Yaml => error
                         .with_help(format!(
                             "actions go under `action:`, e.g. `action: {{{s}: ...}}`"
                         )),
-                    Some(s) if ACTION_NAMES.contains(&s) => {
+                    Some(s) if actions.contains(&s) => {
                         error.with_help(format!("did you mean the action `{s}`?"))
                     }
                     Some(s) => error.with_help(format!("did you mean `{s}`?")),
@@ -189,20 +184,30 @@ impl Cx<'_> {
         Ok(())
     }
 
-    fn string(&self, path: &[Seg], key: &str, value: &Value) -> Result<Spanned<String>, RuleError> {
+    pub(crate) fn string(
+        &self,
+        path: &[Seg],
+        key: &str,
+        value: &Value,
+    ) -> Result<Spanned<String>, RuleError> {
         match value {
             Value::String(s) => Ok(Spanned::new(s.clone(), self.spans.value(path))),
             other => Err(self.wrong_type(path, key, "a string", other)),
         }
     }
 
-    fn snippet(&self, path: &[Seg], key: &str, value: &Value) -> Result<Snippet, RuleError> {
+    pub(crate) fn snippet(
+        &self,
+        path: &[Seg],
+        key: &str,
+        value: &Value,
+    ) -> Result<Snippet, RuleError> {
         let text = self.string(path, key, value)?;
         let raw = self.file.text().get(text.span.clone()).unwrap_or("");
         Ok(Snippet::new(text.value, raw, text.span))
     }
 
-    fn strings(
+    pub(crate) fn strings(
         &self,
         path: &[Seg],
         key: &str,
@@ -526,202 +531,22 @@ impl Cx<'_> {
             }
         };
         let p = key_path(path, &name);
-        match name.as_str() {
-            "kwargs_to_positional" => {
-                let Value::Mapping(map) = args else {
-                    return Err(self.wrong_type(&p, &name, "a mapping with `signature`", args));
-                };
-                self.check_keys(
-                    &p,
-                    map,
-                    &["signature", "keep_keyword"],
-                    "`kwargs_to_positional`",
-                )?;
-                let Some(sig) = map.get("signature") else {
-                    return Err(self.error(
-                        RuleErrorKind::MissingKey {
-                            key: "signature".into(),
-                            within: "`kwargs_to_positional`".into(),
-                        },
-                        self.spans.value(&p),
-                    ));
-                };
-                let sp = key_path(&p, "signature");
-                let signature = self.string(&sp, "signature", sig)?;
-                let valid = signature.value.split('.').count() <= 2
-                    && signature.value.split('.').all(is_identifier);
-                if !valid {
-                    return Err(self.invalid(
-                        &sp,
-                        "signature",
-                        "write `Class.method` or `function`",
-                    ));
-                }
-                let keep_keyword = match map.get("keep_keyword") {
-                    Some(v) => self.strings(&key_path(&p, "keep_keyword"), "keep_keyword", v)?,
-                    None => Vec::new(),
-                };
-                Ok(Action::KwargsToPositional {
-                    signature,
-                    keep_keyword,
-                })
-            }
-            "remove_kwargs" => {
-                let names = self.strings(&p, &name, args)?;
-                if let Some((i, bad)) = names
-                    .iter()
-                    .enumerate()
-                    .find(|(_, n)| !is_identifier(&n.value))
-                {
-                    let at = if matches!(args, Value::Sequence(_)) {
-                        child(&p, Seg::Index(i))
-                    } else {
-                        p.clone()
-                    };
-                    return Err(self.invalid(
-                        &at,
-                        "remove_kwargs",
-                        format!("`{}` is not a keyword name", bad.value),
-                    ));
-                }
-                Ok(Action::RemoveKwargs(names))
-            }
-            "set_kwargs" => {
-                let Value::Mapping(map) = args else {
-                    return Err(self.wrong_type(
-                        &p,
-                        &name,
-                        "a mapping of name to expression",
-                        args,
-                    ));
-                };
-                let mut out = Vec::new();
-                for (k, v) in map {
-                    let Some(kw) = k.as_str() else {
-                        return Err(self.wrong_type(&p, "set_kwargs", "a keyword name", k));
-                    };
-                    let kp = key_path(&p, kw);
-                    if !is_identifier(kw) {
-                        return Err(self.invalid(
-                            &kp,
-                            "set_kwargs",
-                            format!("`{kw}` is not a keyword name"),
-                        ));
-                    }
-                    out.push((
-                        Spanned::new(kw.to_string(), self.spans.key(&kp)),
-                        self.snippet(&kp, kw, v)?,
-                    ));
-                }
-                Ok(Action::SetKwargs(out))
-            }
-            "replace" => Ok(Action::Replace(self.snippet(&p, "replace", args)?)),
-            "insert_before" => Ok(Action::InsertBefore(self.snippet(&p, &name, args)?)),
-            "insert_after" => Ok(Action::InsertAfter(self.snippet(&p, &name, args)?)),
-            "append_body" => Ok(Action::AppendBody(self.snippet(&p, &name, args)?)),
-            "add_decorator" => {
-                let code = self.snippet(&p, &name, args)?;
-                if code.text.trim_start().starts_with('@') {
-                    return Err(self.invalid(&p, &name, "write the decorator without its `@`"));
-                }
-                Ok(Action::AddDecorator(code))
-            }
-            "delete" => match args {
-                Value::Bool(true) => Ok(Action::Delete),
-                other => Err(self.wrong_type(&p, "delete", "true", other)),
-            },
-            "prepend_body" => match args {
-                Value::String(_) => Ok(Action::PrependBody {
-                    code: self.snippet(&p, &name, args)?,
-                    after_super: false,
-                }),
-                Value::Mapping(map) => {
-                    self.check_keys(&p, map, &["code", "after_super"], "`prepend_body`")?;
-                    let code = match map.get("code") {
-                        Some(v) => self.snippet(&key_path(&p, "code"), "code", v)?,
-                        None => {
-                            return Err(self.error(
-                                RuleErrorKind::MissingKey {
-                                    key: "code".into(),
-                                    within: "`prepend_body`".into(),
-                                },
-                                self.spans.value(&p),
-                            ));
-                        }
-                    };
-                    let after_super = match map.get("after_super") {
-                        None => false,
-                        Some(Value::Bool(b)) => *b,
-                        Some(other) => {
-                            return Err(self.wrong_type(
-                                &key_path(&p, "after_super"),
-                                "after_super",
-                                "true or false",
-                                other,
-                            ));
-                        }
-                    };
-                    Ok(Action::PrependBody { code, after_super })
-                }
-                other => Err(self.wrong_type(&p, &name, "code, or {code, after_super}", other)),
-            },
-            "rename" => {
-                let Value::Mapping(map) = args else {
-                    return Err(self.wrong_type(&p, &name, "a mapping {from, to}", args));
-                };
-                self.check_keys(&p, map, &["from", "to", "attributes"], "`rename`")?;
-                let ident = |key: &str| -> Result<Spanned<String>, RuleError> {
-                    let kp = key_path(&p, key);
-                    let Some(v) = map.get(key) else {
-                        return Err(self.error(
-                            RuleErrorKind::MissingKey {
-                                key: key.into(),
-                                within: "`rename`".into(),
-                            },
-                            self.spans.value(&p),
-                        ));
-                    };
-                    let s = self.string(&kp, key, v)?;
-                    if !is_identifier(&s.value) {
-                        return Err(self.invalid(
-                            &kp,
-                            key,
-                            format!("`{}` is not an identifier", s.value),
-                        ));
-                    }
-                    Ok(s)
-                };
-                let attributes = match map.get("attributes") {
-                    None => false,
-                    Some(Value::Bool(b)) => *b,
-                    Some(other) => {
-                        return Err(self.wrong_type(
-                            &key_path(&p, "attributes"),
-                            "attributes",
-                            "true or false",
-                            other,
-                        ));
-                    }
-                };
-                Ok(Action::Rename {
-                    from: ident("from")?,
-                    to: ident("to")?,
-                    attributes,
-                })
-            }
-            other => {
-                let error = self.error(
-                    RuleErrorKind::UnknownAction {
-                        name: other.to_string(),
-                    },
-                    self.spans.key(&p),
-                );
-                Err(match did_you_mean(other, ACTION_NAMES) {
-                    Some(s) => error.with_help(format!("did you mean `{s}`?")),
-                    None => error.with_help(format!("actions: {}", ACTION_NAMES.join(", "))),
-                })
-            }
-        }
+        let Some(spec) = action_spec(&name) else {
+            let error = self.error(
+                RuleErrorKind::UnknownAction { name: name.clone() },
+                self.spans.key(&p),
+            );
+            let names = action_names();
+            return Err(match did_you_mean(&name, &names) {
+                Some(s) => error.with_help(format!("did you mean `{s}`?")),
+                None => error.with_help(format!("actions: {}", names.join(", "))),
+            });
+        };
+        let args = spec.read(&ArgReader::new(self, p, &name, args))?;
+        Ok(Action {
+            name: spec.name(),
+            args,
+        })
     }
 
     fn tests(&self, path: &[Seg], value: &Value) -> Result<Vec<TestCase>, RuleError> {

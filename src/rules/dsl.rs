@@ -6,7 +6,7 @@ use pest::Parser;
 use pest::iterators::Pair;
 use serde_yaml::{Mapping, Value};
 
-use super::convert::ACTION_NAMES;
+use super::action::action_spec;
 use super::error::did_you_mean;
 use super::spans::{Path, Seg, SpanIndex};
 
@@ -100,7 +100,7 @@ fn statement_into(
         }
         keys.push((item.as_str().to_string(), range(item)));
     }
-    if rule_level && ACTION_NAMES.contains(&keys[0].0.as_str()) {
+    if rule_level && action_spec(&keys[0].0).is_some() {
         // `replace `...`` is shorthand for `action replace `...``.
         keys.insert(0, ("action".into(), keys[0].1.clone()));
     }

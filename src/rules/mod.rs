@@ -1,5 +1,6 @@
 //! Loading rules: files and folders of rule files into the rule model.
 
+pub mod action;
 pub mod convert;
 pub mod dsl;
 pub mod error;

@@ -154,72 +154,9 @@ fn test_value(case: &TestCase) -> Value {
     Value::Mapping(m)
 }
 
-/// An action's arguments as a value tree (what stands under its name).
-pub fn action_args(action: &Action) -> Value {
-    match action {
-        Action::KwargsToPositional {
-            signature,
-            keep_keyword,
-        } => {
-            let mut m = Mapping::new();
-            m.insert("signature".into(), signature.value.clone().into());
-            if !keep_keyword.is_empty() {
-                m.insert(
-                    "keep_keyword".into(),
-                    Value::Sequence(
-                        keep_keyword
-                            .iter()
-                            .map(|k| k.value.clone().into())
-                            .collect(),
-                    ),
-                );
-            }
-            Value::Mapping(m)
-        }
-        Action::RemoveKwargs(names) => {
-            Value::Sequence(names.iter().map(|n| n.value.clone().into()).collect())
-        }
-        Action::SetKwargs(pairs) => Value::Mapping(
-            pairs
-                .iter()
-                .map(|(k, v)| (k.value.clone().into(), v.text.clone().into()))
-                .collect(),
-        ),
-        Action::Replace(t)
-        | Action::InsertBefore(t)
-        | Action::InsertAfter(t)
-        | Action::AppendBody(t)
-        | Action::AddDecorator(t) => t.text.clone().into(),
-        Action::PrependBody { code, after_super } => {
-            if *after_super {
-                let mut m = Mapping::new();
-                m.insert("code".into(), code.text.clone().into());
-                m.insert("after_super".into(), true.into());
-                Value::Mapping(m)
-            } else {
-                code.text.clone().into()
-            }
-        }
-        Action::Delete => true.into(),
-        Action::Rename {
-            from,
-            to,
-            attributes,
-        } => {
-            let mut m = Mapping::new();
-            m.insert("from".into(), from.value.clone().into());
-            m.insert("to".into(), to.value.clone().into());
-            if *attributes {
-                m.insert("attributes".into(), true.into());
-            }
-            Value::Mapping(m)
-        }
-    }
-}
-
 fn action_value(action: &Action) -> Value {
     let mut m = Mapping::new();
-    m.insert(action.name().into(), action_args(action));
+    m.insert(action.name().into(), action.args.to_value());
     Value::Mapping(m)
 }
 

@@ -1,0 +1,294 @@
+//! `kwargs_to_positional`: a call's keywords become positionals in the order of the callee's
+//! signature, or a precise refusal wherever that would change what the call binds.
+
+use std::collections::HashMap;
+use std::ops::Range;
+
+use super::arglist::{ArgList, Item};
+use super::signature::{LookupError, ParamKind, Signature};
+use super::{ActionFailure, ActionUnit, Facts, Needs, Signatures, Site, register_action};
+use crate::edit::Edit;
+use crate::rules::action::{ActionSpec, Arg, ArgReader};
+use crate::rules::convert::is_identifier;
+use crate::rules::error::RuleError;
+use crate::rules::model::{Snippet, Spanned};
+
+/// `kwargs_to_positional: {signature: Class.method, keep_keyword: [names]}`.
+#[derive(Debug)]
+pub struct KwargsToPositional;
+register_action!(KwargsToPositional);
+
+impl ActionSpec for KwargsToPositional {
+    fn name(&self) -> &'static str {
+        "kwargs_to_positional"
+    }
+
+    fn read(&self, args: &ArgReader<'_>) -> Result<Arg, RuleError> {
+        let within = "`kwargs_to_positional`";
+        args.fields(
+            &["signature", "keep_keyword"],
+            within,
+            "a mapping with `signature`",
+        )?;
+        let signature = args.require("signature", within)?;
+        let name = signature.string()?;
+        let valid = name.value.split('.').count() <= 2 && name.value.split('.').all(is_identifier);
+        if !valid {
+            return Err(signature.invalid("write `Class.method` or `function`"));
+        }
+        let mut fields = vec![(Spanned::new("signature".into(), 0..0), signature.text()?)];
+        if let Some(keep) = args.field("keep_keyword") {
+            let names = keep
+                .items()?
+                .into_iter()
+                .map(|(_, item)| item.text())
+                .collect::<Result<Vec<_>, _>>()?;
+            if !names.is_empty() {
+                fields.push((Spanned::new("keep_keyword".into(), 0..0), Arg::List(names)));
+            }
+        }
+        Ok(Arg::Fields(fields))
+    }
+}
+
+impl ActionUnit for KwargsToPositional {
+    fn facts(&self) -> Facts {
+        Facts {
+            needs: Needs::Call,
+            edits_within_match: false,
+        }
+    }
+
+    fn templates<'a>(&self, _: &'a Arg) -> Vec<&'a Snippet> {
+        Vec::new()
+    }
+
+    fn explain(&self, args: &Arg) -> String {
+        let signature = args.field("signature").map_or("", Arg::text);
+        format!("kwargs_to_positional, in the order of `{signature}`")
+    }
+
+    fn plan(
+        &self,
+        args: &Arg,
+        site: &Site<'_, '_>,
+        signatures: &mut Signatures,
+    ) -> Result<Vec<Edit>, ActionFailure> {
+        let Some(list) = site.call_arguments() else {
+            return Ok(Vec::new());
+        };
+        let name = args.field("signature").map_or("", Arg::text);
+        let sig = match signatures.get(site.root, site.source, name) {
+            Ok(sig) => sig.clone(),
+            Err(e) => return Err(lookup_failure(e, name, list.byte_range())),
+        };
+        let keep = args
+            .field("keep_keyword")
+            .map(Arg::names)
+            .unwrap_or_default();
+        let keep: Vec<&str> = keep.iter().map(|k| k.value.as_str()).collect();
+        let edit =
+            kwargs_to_positional(&ArgList::new(list, site.source), &sig, site.source, &keep)?;
+        Ok(site.changing(edit))
+    }
+}
+
+/// The refusal when the signature `name` cannot be found (or not told apart).
+fn lookup_failure(e: &LookupError, name: &str, at: Range<usize>) -> ActionFailure {
+    let (reason, help) = match e {
+        LookupError::NotFound => (
+            format!("no definition of `{name}` in this file"),
+            "the signature must be defined in the file being patched (or, at run time, in the signature context); check `signature:`",
+        ),
+        LookupError::NoMethod => (
+            format!(
+                "the class defines no `{}`",
+                name.rsplit('.').next().unwrap_or(name)
+            ),
+            "an inherited method is not guessed at: name the class that defines it",
+        ),
+        LookupError::Ambiguous(n) => (
+            format!("`{name}` is defined {n} times with different parameters"),
+            "the engine does not guess which definition applies",
+        ),
+    };
+    ActionFailure::at(at, "this call", reason).help(help)
+}
+
+/// Rewrites keyword arguments into positionals in the signature's order, filling skipped
+/// parameters with their defaults; refuses wherever that would change what the call binds.
+fn kwargs_to_positional(
+    args: &ArgList<'_>,
+    sig: &Signature,
+    source: &str,
+    keep_keyword: &[&str],
+) -> Result<Option<Edit>, ActionFailure> {
+    let keywords: Vec<usize> = (0..args.args.len())
+        .filter(|&i| args.args[i].kind == "keyword_argument")
+        .collect();
+    if keywords.is_empty() {
+        return Ok(None);
+    }
+    let sig_note = sig
+        .range
+        .clone()
+        .map(|range| (range, format!("`{}` is defined here", sig.name)));
+    let fail = |at: Range<usize>, label: &str, reason: String| {
+        let mut f = ActionFailure::at(at, label, reason);
+        f.labels.extend(sig_note.clone());
+        f
+    };
+    let last_keyword = *keywords.last().expect("not empty");
+    let mut positional = 0;
+    let mut splats = Vec::new();
+    for (i, arg) in args.args.iter().enumerate() {
+        match arg.kind {
+            "keyword_argument" => {}
+            "list_splat" => {
+                return Err(fail(
+                    arg.node.byte_range(),
+                    "this splat",
+                    format!(
+                        "`{}` hides how many positionals come before the keywords",
+                        args.text(i)
+                    ),
+                ));
+            }
+            "dictionary_splat" if i < last_keyword => {
+                return Err(fail(
+                    arg.node.byte_range(),
+                    "this splat",
+                    format!(
+                        "`{}` stands before keyword arguments and would have to move",
+                        args.text(i)
+                    ),
+                )
+                .help("only a `**splat` after every keyword argument can stay where it is"));
+            }
+            "dictionary_splat" => splats.push(i),
+            _ => positional += 1,
+        }
+    }
+    let params: Vec<_> = sig.positional().collect();
+    // With `keep_keyword`, positionals stop at the first kept parameter; what follows stays
+    // as keywords, which every Python call accepts after positionals.
+    let limit = if keep_keyword.is_empty() {
+        usize::MAX
+    } else {
+        params
+            .iter()
+            .position(|p| keep_keyword.contains(&p.name.as_str()))
+            .unwrap_or(params.len())
+    };
+    let mut given: HashMap<usize, usize> = HashMap::new();
+    let mut kept: Vec<usize> = Vec::new();
+    for &k in &keywords {
+        let node = args.args[k].node;
+        let name = args.keyword(k).unwrap_or("");
+        let param = sig.params.iter().find(|p| p.name == name);
+        if limit != usize::MAX {
+            let slot = params.iter().position(|p| p.name == name);
+            let stays = match (slot, param.map(|p| p.kind)) {
+                (Some(s), Some(ParamKind::PositionalOrKeyword)) => s >= limit,
+                (_, Some(ParamKind::KeywordOnly)) => true,
+                (None, None) => sig.has_var_keyword(),
+                _ => false,
+            };
+            if stays {
+                kept.push(k);
+                continue;
+            }
+        }
+        let slot = match param.map(|p| p.kind) {
+            Some(ParamKind::PositionalOrKeyword) => params
+                .iter()
+                .position(|p| p.name == name)
+                .expect("positional-or-keyword parameters are positional"),
+            Some(ParamKind::KeywordOnly) => {
+                return Err(fail(
+                    node.byte_range(),
+                    "keyword-only",
+                    format!(
+                        "`{name}` is keyword-only in `{}`; it has no positional form",
+                        sig.name
+                    ),
+                ));
+            }
+            Some(_) | None if sig.has_var_keyword() => {
+                return Err(fail(
+                    node.byte_range(),
+                    "not a named parameter",
+                    format!(
+                        "`{name}` is not a named parameter of `{}`; it goes into `**kwargs`, which has no positional form",
+                        sig.name
+                    ),
+                ));
+            }
+            _ => {
+                return Err(fail(
+                    node.byte_range(),
+                    "unknown keyword",
+                    format!("`{}` has no parameter `{name}`", sig.name),
+                )
+                .help(
+                    "the signature and the call disagree: upstream may have changed one of them",
+                ));
+            }
+        };
+        if slot < positional {
+            return Err(fail(
+                node.byte_range(),
+                "given twice",
+                format!("`{name}` is already given by position"),
+            ));
+        }
+        given.insert(slot, k);
+    }
+    let Some(&highest) = given.keys().max() else {
+        // Every keyword stays a keyword: nothing to move.
+        return Ok(None);
+    };
+    let mut items: Vec<Item> = (0..positional).map(|i| args.old(i)).collect();
+    for (slot, param) in params.iter().enumerate().take(highest + 1).skip(positional) {
+        match given.get(&slot) {
+            Some(&k) => {
+                let node = args.args[k].node;
+                let value = node.child_by_field_name("value").unwrap_or(node);
+                items.push(Item::Old {
+                    index: k,
+                    text: source[value.byte_range()].to_string(),
+                });
+            }
+            None => {
+                let at = args.args[*keywords.first().expect("not empty")]
+                    .node
+                    .byte_range();
+                if let Some(&s) = splats.first() {
+                    return Err(fail(
+                        args.args[s].node.byte_range(),
+                        "may supply it",
+                        format!(
+                            "parameter `{}` is skipped and would be filled with its default, but `{}` may supply it",
+                            param.name,
+                            args.text(s)
+                        ),
+                    ));
+                }
+                let Some(default) = &param.default else {
+                    return Err(fail(
+                        at,
+                        "here",
+                        format!("required parameter `{}` is not given", param.name),
+                    ));
+                };
+                items.push(Item::New(default.clone()));
+            }
+        }
+    }
+    items.extend(kept.iter().map(|&k| args.old(k)));
+    items.extend(splats.iter().map(|&s| args.old(s)));
+    Ok(Some(Edit {
+        range: args.inner.clone(),
+        text: args.render(&items),
+    }))
+}

@@ -1,0 +1,122 @@
+//! `rename`: renames an identifier within the match.
+
+use tree_sitter::Node;
+
+use super::{ActionFailure, ActionUnit, Facts, Needs, Signatures, Site, register_action};
+use crate::edit::Edit;
+use crate::rules::action::{ActionSpec, Arg, ArgReader};
+use crate::rules::convert::is_identifier;
+use crate::rules::error::RuleError;
+use crate::rules::model::{Snippet, Spanned};
+
+/// `rename: {from: NAME, to: NAME, attributes: false}`: not inside strings or comments, not
+/// keyword names of calls, and not attribute names unless `attributes: true`.
+#[derive(Debug)]
+pub struct Rename;
+register_action!(Rename);
+
+impl ActionSpec for Rename {
+    fn name(&self) -> &'static str {
+        "rename"
+    }
+
+    fn read(&self, args: &ArgReader<'_>) -> Result<Arg, RuleError> {
+        let within = "`rename`";
+        args.fields(
+            &["from", "to", "attributes"],
+            within,
+            "a mapping {from, to}",
+        )?;
+        let ident = |key: &str| -> Result<Arg, RuleError> {
+            let value = args.require(key, within)?;
+            let name = value.string()?;
+            if !is_identifier(&name.value) {
+                return Err(value.invalid(format!("`{}` is not an identifier", name.value)));
+            }
+            value.text()
+        };
+        let attributes = match args.field("attributes") {
+            Some(flag) => flag.flag("true or false")?,
+            None => false,
+        };
+        let mut fields = vec![
+            (Spanned::new("from".into(), 0..0), ident("from")?),
+            (Spanned::new("to".into(), 0..0), ident("to")?),
+        ];
+        if attributes {
+            fields.push((Spanned::new("attributes".into(), 0..0), Arg::Flag(true)));
+        }
+        Ok(Arg::Fields(fields))
+    }
+}
+
+impl ActionUnit for Rename {
+    fn facts(&self) -> Facts {
+        Facts {
+            needs: Needs::Anything,
+            edits_within_match: true,
+        }
+    }
+
+    fn templates<'a>(&self, _: &'a Arg) -> Vec<&'a Snippet> {
+        Vec::new()
+    }
+
+    fn plan(
+        &self,
+        args: &Arg,
+        site: &Site<'_, '_>,
+        _: &mut Signatures,
+    ) -> Result<Vec<Edit>, ActionFailure> {
+        let from = args.field("from").map_or("", Arg::text);
+        let to = args.field("to").map_or("", Arg::text);
+        let attributes = args.field("attributes").is_some_and(Arg::flag);
+        Ok(rename(site.node, site.source, from, to, attributes))
+    }
+}
+
+/// Renames identifiers `from` within `node`; attribute names only when `attributes`, keyword
+/// names of calls never (they name the callee's parameters, not this variable).
+fn rename(node: Node<'_>, source: &str, from: &str, to: &str, attributes: bool) -> Vec<Edit> {
+    let mut edits = Vec::new();
+    let mut stack = vec![node];
+    while let Some(n) = stack.pop() {
+        let mut cursor = n.walk();
+        stack.extend(n.named_children(&mut cursor));
+        if n.kind() != "identifier" || &source[n.byte_range()] != from {
+            continue;
+        }
+        let field_of = |parent: Node<'_>| -> Option<String> {
+            let mut c = parent.walk();
+            let mut found = None;
+            if c.goto_first_child() {
+                loop {
+                    if c.node() == n {
+                        found = c.field_name().map(str::to_string);
+                        break;
+                    }
+                    if !c.goto_next_sibling() {
+                        break;
+                    }
+                }
+            }
+            found
+        };
+        if let Some(parent) = n.parent() {
+            let field = field_of(parent);
+            let field = field.as_deref();
+            if parent.kind() == "attribute" && field == Some("attribute") && !attributes {
+                continue;
+            }
+            if parent.kind() == "keyword_argument" && field == Some("name") {
+                continue;
+            }
+        }
+        edits.push(Edit {
+            range: n.byte_range(),
+            text: to.to_string(),
+        });
+    }
+    edits.sort_by_key(|e| e.range.start);
+    edits
+}

@@ -1,0 +1,239 @@
+//! Actions on the match or the statement holding it: `replace`, `insert_before`,
+//! `insert_after` and `delete`.
+
+use std::ops::Range;
+
+use tree_sitter::Node;
+
+use super::{
+    ActionFailure, ActionUnit, Facts, Needs, Signatures, Site, enclosing_statement,
+    register_action, same_code, siblings_of, statement_count,
+};
+use crate::edit::Edit;
+use crate::pattern::template::substitute;
+use crate::python::line_indent;
+use crate::rules::action::{ActionSpec, Arg, ArgReader};
+use crate::rules::error::RuleError;
+use crate::rules::model::Snippet;
+
+/// `replace: "template"`: replaces the whole match.
+#[derive(Debug)]
+pub struct Replace;
+register_action!(Replace);
+
+impl ActionSpec for Replace {
+    fn name(&self) -> &'static str {
+        "replace"
+    }
+
+    fn read(&self, args: &ArgReader<'_>) -> Result<Arg, RuleError> {
+        args.text()
+    }
+}
+
+impl ActionUnit for Replace {
+    fn facts(&self) -> Facts {
+        Facts {
+            needs: Needs::Anything,
+            edits_within_match: true,
+        }
+    }
+
+    fn templates<'a>(&self, args: &'a Arg) -> Vec<&'a Snippet> {
+        args.snippets()
+    }
+
+    fn explain(&self, args: &Arg) -> String {
+        format!("replace with `{}`", args.text())
+    }
+
+    fn plan(
+        &self,
+        args: &Arg,
+        site: &Site<'_, '_>,
+        _: &mut Signatures,
+    ) -> Result<Vec<Edit>, ActionFailure> {
+        let range = site.node.byte_range();
+        let indent = line_indent(site.source, range.start);
+        let text = substitute(args.text(), site.bindings, site.source, indent);
+        Ok(site.changing(Some(Edit { range, text })))
+    }
+}
+
+/// `insert_before: "stmts"`: inserts statements before the statement holding the match.
+#[derive(Debug)]
+pub struct InsertBefore;
+register_action!(InsertBefore);
+
+/// `insert_after: "stmts"`: inserts statements after the statement holding the match.
+#[derive(Debug)]
+pub struct InsertAfter;
+register_action!(InsertAfter);
+
+impl ActionSpec for InsertBefore {
+    fn name(&self) -> &'static str {
+        "insert_before"
+    }
+
+    fn read(&self, args: &ArgReader<'_>) -> Result<Arg, RuleError> {
+        args.text()
+    }
+}
+
+impl ActionSpec for InsertAfter {
+    fn name(&self) -> &'static str {
+        "insert_after"
+    }
+
+    fn read(&self, args: &ArgReader<'_>) -> Result<Arg, RuleError> {
+        args.text()
+    }
+}
+
+impl ActionUnit for InsertBefore {
+    fn facts(&self) -> Facts {
+        INSERTION
+    }
+
+    fn templates<'a>(&self, args: &'a Arg) -> Vec<&'a Snippet> {
+        args.snippets()
+    }
+
+    fn plan(
+        &self,
+        args: &Arg,
+        site: &Site<'_, '_>,
+        _: &mut Signatures,
+    ) -> Result<Vec<Edit>, ActionFailure> {
+        Ok(site.changing(insert(args.text(), site, true)))
+    }
+}
+
+impl ActionUnit for InsertAfter {
+    fn facts(&self) -> Facts {
+        INSERTION
+    }
+
+    fn templates<'a>(&self, args: &'a Arg) -> Vec<&'a Snippet> {
+        args.snippets()
+    }
+
+    fn plan(
+        &self,
+        args: &Arg,
+        site: &Site<'_, '_>,
+        _: &mut Signatures,
+    ) -> Result<Vec<Edit>, ActionFailure> {
+        Ok(site.changing(insert(args.text(), site, false)))
+    }
+}
+
+/// Insertions write outside the match, beside its statement.
+const INSERTION: Facts = Facts {
+    needs: Needs::Anything,
+    edits_within_match: false,
+};
+
+/// The insertion of `template` before or after the statement holding the match; none where
+/// the code already stands there.
+fn insert(template: &str, site: &Site<'_, '_>, before: bool) -> Option<Edit> {
+    let statement = enclosing_statement(site.node);
+    let indent = line_indent(site.source, statement.start_byte());
+    let code = substitute(template, site.bindings, site.source, indent);
+    let (siblings, at) = siblings_of(statement);
+    let n = statement_count(&code);
+    let neighbours = if before {
+        &siblings[at.saturating_sub(n)..at]
+    } else {
+        &siblings[(at + 1).min(siblings.len())..(at + 1 + n).min(siblings.len())]
+    };
+    if same_code(neighbours, site.source, &code) {
+        None
+    } else if before {
+        Some(Edit {
+            range: statement.start_byte()..statement.start_byte(),
+            text: format!("{code}\n{indent}"),
+        })
+    } else {
+        Some(Edit {
+            range: statement.end_byte()..statement.end_byte(),
+            text: format!("\n{indent}{code}"),
+        })
+    }
+}
+
+/// `delete: true`: deletes the statement (or decorator) holding the match.
+#[derive(Debug)]
+pub struct Delete;
+register_action!(Delete);
+
+impl ActionSpec for Delete {
+    fn name(&self) -> &'static str {
+        "delete"
+    }
+
+    fn read(&self, args: &ArgReader<'_>) -> Result<Arg, RuleError> {
+        match args.flag("true") {
+            Ok(true) => Ok(Arg::Flag(true)),
+            _ => Err(args.wrong_type("true")),
+        }
+    }
+}
+
+impl ActionUnit for Delete {
+    fn facts(&self) -> Facts {
+        Facts {
+            needs: Needs::Anything,
+            edits_within_match: false,
+        }
+    }
+
+    fn templates<'a>(&self, _: &'a Arg) -> Vec<&'a Snippet> {
+        Vec::new()
+    }
+
+    fn plan(
+        &self,
+        _: &Arg,
+        site: &Site<'_, '_>,
+        _: &mut Signatures,
+    ) -> Result<Vec<Edit>, ActionFailure> {
+        let target: Node<'_> = if site.node.kind() == "decorator" {
+            site.node
+        } else {
+            enclosing_statement(site.node)
+        };
+        let (siblings, _) = siblings_of(target);
+        let edit = if target.kind() != "decorator" && siblings.len() == 1 {
+            // A block cannot be empty: the only statement becomes `pass`.
+            Edit {
+                range: target.byte_range(),
+                text: "pass".to_string(),
+            }
+        } else {
+            delete_lines(site.source, target.byte_range())
+        };
+        Ok(site.changing(Some(edit)))
+    }
+}
+
+/// Removes whole lines where the node stands alone on them, otherwise just the node.
+fn delete_lines(source: &str, range: Range<usize>) -> Edit {
+    let line_start = source[..range.start].rfind('\n').map_or(0, |i| i + 1);
+    let line_end = source[range.end..]
+        .find('\n')
+        .map_or(source.len(), |i| range.end + i + 1);
+    let before = &source[line_start..range.start];
+    let after = source[range.end..line_end].trim();
+    if before.trim().is_empty() && (after.is_empty() || after.starts_with('#')) {
+        Edit {
+            range: line_start..line_end,
+            text: String::new(),
+        }
+    } else {
+        Edit {
+            range,
+            text: String::new(),
+        }
+    }
+}

@@ -1,0 +1,46 @@
+//! The registry's completeness: every action is a whole unit, known to both halves of the
+//! registry, documented and exercised.
+
+use std::collections::HashSet;
+
+use super::{ACTIONS, Needs};
+use crate::rules::action::{ACTION_SPECS, action_names};
+
+#[test]
+fn every_action_is_registered_in_both_halves_once() {
+    let units: Vec<&str> = ACTIONS.iter().map(|u| u.name()).collect();
+    let specs: HashSet<&str> = ACTION_SPECS.iter().map(|s| s.name()).collect();
+    let unique: HashSet<&str> = units.iter().copied().collect();
+    assert_eq!(
+        unique.len(),
+        units.len(),
+        "an action is registered twice: {units:?}"
+    );
+    assert_eq!(unique, specs, "rule-layer and action registries differ");
+    assert!(units.len() >= 11, "actions went missing: {units:?}");
+}
+
+#[test]
+fn every_action_has_its_facts_docs_and_a_fixture() {
+    let readme = include_str!("../../README.md");
+    let fixture = include_str!("../../tests/fixtures/every-action.yaml");
+    for name in action_names() {
+        let unit = ACTIONS.iter().find(|u| u.name() == name).unwrap();
+        let facts = unit.facts();
+        // An action that edits only within the match can run on statement regions, so it must
+        // not need a whole function (whose body lies outside one statement).
+        assert!(
+            !(facts.edits_within_match && facts.needs == Needs::Function),
+            "{name}: a function action cannot edit only within one statement"
+        );
+        assert!(
+            readme.contains(&format!("`{name}:")),
+            "{name} is missing from the README's action table"
+        );
+        assert!(
+            fixture.contains(&format!("{name}:")),
+            "{name} has no rule in tests/fixtures/every-action.yaml, which the property and \
+             fuzz tests run every action through"
+        );
+    }
+}
