@@ -7,7 +7,6 @@
 pub mod actions;
 pub mod cli;
 pub mod compile;
-pub mod diagnostics;
 pub mod edit;
 pub mod engine;
 pub mod error;

@@ -3,7 +3,6 @@
 //! Each target is one upstream tree and its version. Its files are read and surveyed in
 //! parallel, each parsed once for all rules, and every rule gets one status per target.
 
-use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
@@ -79,7 +78,8 @@ pub enum Status {
 }
 
 impl Status {
-    fn name(self) -> &'static str {
+    /// The status as the tables and JSON write it.
+    pub fn name(self) -> &'static str {
         match self {
             Status::Inactive => "inactive",
             Status::Ok => "ok",
@@ -295,129 +295,4 @@ fn survey_file(
             .push((selecting(), e.to_string(), Status::Error)),
     }
     outcome
-}
-
-/// The distinct values of `key` over `rows`, in order of first appearance.
-fn distinct<'a>(rows: &'a [Row], key: impl Fn(&'a Row) -> &'a str) -> Vec<&'a str> {
-    let mut out: Vec<&str> = Vec::new();
-    for r in rows {
-        if !out.contains(&key(r)) {
-            out.push(key(r));
-        }
-    }
-    out
-}
-
-/// The distinct targets of `rows`, in order.
-fn columns(rows: &[Row]) -> Vec<String> {
-    distinct(rows, |r| &r.target)
-        .into_iter()
-        .map(str::to_string)
-        .collect()
-}
-
-fn cell_text(row: &Row) -> String {
-    match row.status {
-        Status::Ok => format!("ok ({})", row.matches),
-        Status::Redundant => format!("redundant ({})", row.matches),
-        other => other.name().to_string(),
-    }
-}
-
-/// The table as Markdown: rules down, targets across.
-pub fn markdown(rows: &[Row]) -> String {
-    let cols = columns(rows);
-    let mut out = String::from("| rule |");
-    for c in &cols {
-        let _ = write!(out, " {} |", c.replace("==", " "));
-    }
-    out.push_str("\n| --- |");
-    for _ in &cols {
-        out.push_str(" --- |");
-    }
-    out.push('\n');
-    let rules = distinct(rows, |r| &r.rule);
-    for rule in rules {
-        let _ = write!(out, "| `{rule}` |");
-        for c in &cols {
-            let cell = rows
-                .iter()
-                .find(|r| r.rule == rule && &r.target == c)
-                .map(|r| {
-                    let text = cell_text(r);
-                    if r.status.is_failure() {
-                        format!("**{text}**")
-                    } else {
-                        text
-                    }
-                })
-                .unwrap_or_default();
-            let _ = write!(out, " {cell} |");
-        }
-        out.push('\n');
-    }
-    out
-}
-
-/// The table for a terminal, coloured when `color`, followed by the reasons for failures.
-pub fn human(rows: &[Row], color: bool) -> String {
-    let cols = columns(rows);
-    let rules = distinct(rows, |r| &r.rule);
-    let rule_width = rules
-        .iter()
-        .map(|r| r.chars().count())
-        .max()
-        .unwrap_or(4)
-        .max(4);
-    let widths: Vec<usize> = cols
-        .iter()
-        .map(|c| {
-            rows.iter()
-                .filter(|r| &r.target == c)
-                .map(|r| cell_text(r).len())
-                .max()
-                .unwrap_or(0)
-                .max(c.len())
-        })
-        .collect();
-    let mut out = format!("{:rule_width$}", "rule");
-    for (c, w) in cols.iter().zip(&widths) {
-        let _ = write!(out, "  {c:w$}");
-    }
-    let trimmed = out.trim_end_matches(' ').len();
-    out.truncate(trimmed);
-    out.push('\n');
-    for rule in &rules {
-        let _ = write!(out, "{rule:rule_width$}");
-        for (c, w) in cols.iter().zip(&widths) {
-            let Some(row) = rows.iter().find(|r| r.rule == *rule && &r.target == c) else {
-                continue;
-            };
-            let text = format!("{:w$}", cell_text(row));
-            let paint = match (color, row.status) {
-                (false, _) => text,
-                (true, Status::Ok) => format!("\x1b[32m{text}\x1b[0m"),
-                (true, Status::Inactive) => format!("\x1b[2m{text}\x1b[0m"),
-                (true, Status::Redundant) => format!("\x1b[33m{text}\x1b[0m"),
-                (true, _) => format!("\x1b[31;1m{text}\x1b[0m"),
-            };
-            let _ = write!(out, "  {paint}");
-        }
-        let trimmed = out.trim_end_matches(' ').len();
-        out.truncate(trimmed);
-        out.push('\n');
-    }
-    let failures: Vec<&Row> = rows.iter().filter(|r| r.status.is_failure()).collect();
-    if !failures.is_empty() {
-        out.push('\n');
-        for r in failures {
-            let status = r.status.name();
-            if r.message.starts_with(status) {
-                let _ = writeln!(out, "{} on {}: {}", r.rule, r.target, r.message);
-            } else {
-                let _ = writeln!(out, "{} on {}: {status}: {}", r.rule, r.target, r.message);
-            }
-        }
-    }
-    out
 }

@@ -13,9 +13,10 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 use crate::compile::RuleSet;
-use crate::diagnostics::{primary_location, render};
 use crate::engine::{Engine, PatchError, Target};
 use crate::error::Error;
+use crate::report::Palette;
+use crate::report::diagnostic::{primary_location, render};
 use crate::rules::Syntax;
 use crate::rules::model::Phase;
 use crate::versions::VersionEnv;
@@ -59,7 +60,7 @@ create_exception!(
 
 /// The exception `error` raises in Python, carrying its location and rule.
 fn to_py_err(py: Python<'_>, error: &Error) -> PyErr {
-    let message = render(error, false);
+    let message = render(error, Palette::new(false));
     let err = match error {
         Error::Rule(_) => RuleError::new_err(message),
         Error::Patch(p) => match **p {

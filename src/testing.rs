@@ -227,25 +227,3 @@ fn error_kind(kind: &str) -> &'static str {
         _ => "error",
     }
 }
-
-/// A unified diff of expected → actual, coloured for a terminal when `color`.
-pub fn colored_diff(expected: &str, actual: &str, color: bool) -> String {
-    let diff = similar::TextDiff::from_lines(expected, actual)
-        .unified_diff()
-        .header("expected", "actual")
-        .to_string();
-    if !color {
-        return diff;
-    }
-    diff.lines()
-        .map(|l| {
-            if l.starts_with('+') && !l.starts_with("+++") {
-                format!("\x1b[32m{l}\x1b[0m\n")
-            } else if l.starts_with('-') && !l.starts_with("---") {
-                format!("\x1b[31m{l}\x1b[0m\n")
-            } else {
-                format!("{l}\n")
-            }
-        })
-        .collect()
-}

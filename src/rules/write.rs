@@ -344,3 +344,19 @@ pub fn dropped_comment(original: &str, output: &str) -> Option<std::ops::Range<u
     }
     None
 }
+
+/// Rules of one file in `syntax`, each with the comment lines that stood above it: what `fmt`
+/// writes.
+pub fn render(rules: &[Rule], syntax: super::Syntax) -> String {
+    let with_comments: Vec<_> = rules
+        .iter()
+        .map(|r| {
+            let comments = leading_comments(r.origin.file.text(), r.origin.span.start);
+            (r.clone(), comments)
+        })
+        .collect();
+    match syntax {
+        super::Syntax::Yaml => to_yaml(&with_comments),
+        super::Syntax::Dsl => to_dsl(&with_comments),
+    }
+}

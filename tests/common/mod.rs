@@ -45,7 +45,7 @@ pub fn patch(
 
 /// Renders a diagnostic without colour, as a user sees it in a log.
 pub fn render(diagnostic: &dyn miette::Diagnostic) -> String {
-    regraft::diagnostics::render(diagnostic, false)
+    regraft::report::render(diagnostic, regraft::report::Palette::new(false))
 }
 
 /// The shipped Whisper rule.

@@ -1,17 +1,10 @@
 //! Renders diagnostics as miette reports.
 
-use std::io::IsTerminal;
-
 use miette::{Diagnostic, GraphicalReportHandler, GraphicalTheme};
 
-/// Whether stderr should get colour (a terminal, and `NO_COLOR` unset).
-pub fn stderr_color() -> bool {
-    std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none()
-}
-
-/// Renders `diagnostic` with its source snippet, in colour or not.
-pub fn render(diagnostic: &dyn Diagnostic, color: bool) -> String {
-    let theme = if color {
+/// Renders `diagnostic` with its source snippet, coloured by `palette`.
+pub fn render(diagnostic: &dyn Diagnostic, palette: super::Palette) -> String {
+    let theme = if palette.enabled() {
         GraphicalTheme::unicode()
     } else {
         GraphicalTheme::unicode_nocolor()

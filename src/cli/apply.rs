@@ -1,0 +1,277 @@
+//! `regraft apply`: patch files, folders or stdin, and print, diff, check or write the result.
+
+use std::io::{Read, Write};
+use std::path::PathBuf;
+
+use clap::{Args, ValueEnum};
+use rayon::prelude::*;
+
+use super::{Colors, RuleArgs, exit_code, load_rules};
+use crate::engine::{Engine, Patched, RuleStatus, Target};
+use crate::error::Error;
+use crate::report::{ErrorJson, FileJson, render, stamp, summary, unified_diff};
+use crate::source::FileError;
+use crate::targets::{self, TargetFile};
+use crate::versions::VersionEnv;
+
+#[derive(Debug, Args)]
+pub(super) struct ApplyArgs {
+    #[command(flatten)]
+    rules: RuleArgs,
+    /// Print a unified diff instead of the patched source.
+    #[arg(long, group = "mode")]
+    diff: bool,
+    /// Rewrite files in place, atomically.
+    #[arg(long, group = "mode")]
+    write: bool,
+    /// Exit 1 if any file would change; write nothing.
+    #[arg(long, group = "mode")]
+    check: bool,
+    /// How to report.
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    format: Format,
+    /// End each patched file with one comment line naming the rules and versions applied.
+    #[arg(long)]
+    stamp: bool,
+    /// The file name rules' `files` globs see when reading stdin.
+    #[arg(long, value_name = "NAME")]
+    stdin_filename: Option<String>,
+    /// Files, folders (walked for `*.py`), or `-` for stdin.
+    #[arg(required = true, value_name = "PATH")]
+    paths: Vec<PathBuf>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Format {
+    Human,
+    Json,
+}
+
+/// One target after patching: its text kept only where it is needed (diffs, writes, stdout).
+struct Outcome {
+    file: TargetFile,
+    original: String,
+    result: Result<Patched, Error>,
+}
+
+/// What the run reads and where its result goes, from checked arguments.
+struct Plan {
+    files: Vec<TargetFile>,
+    stdin: bool,
+    /// The one file's patched text goes to stdout.
+    to_stdout: bool,
+}
+
+pub(super) fn run(args: ApplyArgs, colors: Colors) -> Result<u8, Error> {
+    let rules = load_rules(&args.rules.rules)?;
+    let versions = args.rules.versions()?;
+    let engine = Engine::new(&rules, &versions, args.rules.phase);
+    engine.check_versions_known()?;
+    let plan = plan(&args)?;
+    let outcomes = patch_all(&engine, &versions, &plan, &args);
+    let exit = report_failures(&outcomes, &args, colors);
+    if exit != 0 {
+        if args.write {
+            eprintln!("nothing was written: fix the errors above first");
+        }
+        return Ok(exit);
+    }
+    if args.format == Format::Human {
+        report_summaries(&outcomes, colors);
+    }
+    emit(&outcomes, &plan, &args)
+}
+
+/// Which files to read, and whether the result goes to stdout.
+fn plan(args: &ApplyArgs) -> Result<Plan, Error> {
+    let stdin = args.paths.len() == 1 && args.paths[0].as_os_str() == "-";
+    let files = if stdin {
+        let display = args
+            .stdin_filename
+            .clone()
+            .unwrap_or_else(|| "<stdin>".into());
+        vec![TargetFile {
+            path: PathBuf::from("-"),
+            display,
+        }]
+    } else {
+        if args.paths.iter().any(|p| p.as_os_str() == "-") {
+            return Err(Error::Usage(
+                "`-` (stdin) cannot be combined with other paths".into(),
+            ));
+        }
+        targets::collect(&args.paths)?
+    };
+    let to_stdout = !(args.diff || args.write || args.check) && args.format == Format::Human;
+    if to_stdout && (files.len() != 1 || args.paths.iter().any(|p| p.is_dir())) {
+        return Err(Error::Usage(
+            "several target files: choose --diff, --write, --check or --format json".into(),
+        ));
+    }
+    Ok(Plan {
+        files,
+        stdin,
+        to_stdout,
+    })
+}
+
+/// Reads and patches every file in parallel; results keep the order of the walk.
+fn patch_all(
+    engine: &Engine<'_>,
+    versions: &VersionEnv,
+    plan: &Plan,
+    args: &ApplyArgs,
+) -> Vec<Outcome> {
+    plan.files
+        .clone()
+        .into_par_iter()
+        .map(|file| {
+            let original = if plan.stdin {
+                read_stdin(&file)
+            } else {
+                targets::read(&file).map_err(Error::from)
+            };
+            match original {
+                Ok(original) => patch_one(engine, versions, plan, args, file, original),
+                Err(e) => Outcome {
+                    file,
+                    original: String::new(),
+                    result: Err(e),
+                },
+            }
+        })
+        .collect()
+}
+
+fn read_stdin(file: &TargetFile) -> Result<String, Error> {
+    let mut bytes = Vec::new();
+    std::io::stdin()
+        .read_to_end(&mut bytes)
+        .map_err(|e| Error::from(FileError::io(&file.path, e)))?;
+    Ok(targets::decode(&file.display, bytes)?)
+}
+
+fn patch_one(
+    engine: &Engine<'_>,
+    versions: &VersionEnv,
+    plan: &Plan,
+    args: &ApplyArgs,
+    file: TargetFile,
+    original: String,
+) -> Outcome {
+    let target = Target {
+        path: &file.display,
+        source: &original,
+    };
+    let mut result = engine.patch(target).map_err(Error::from);
+    if args.stamp
+        && let Ok(p) = &mut result
+        && p.changed()
+    {
+        let applied: Vec<&str> = p
+            .rules
+            .iter()
+            .filter(|r| r.status == RuleStatus::Applied)
+            .map(|r| r.rule.as_str())
+            .collect();
+        p.output = stamp(&p.output, &applied, versions);
+    }
+    // Over a whole tree, keeping every unchanged file's text twice would dominate memory:
+    // only changed files keep theirs (for diffs and writes).
+    let keep = plan.to_stdout || result.as_ref().is_ok_and(Patched::changed);
+    if !keep && let Ok(p) = &mut result {
+        p.output = String::new();
+    }
+    Outcome {
+        file,
+        original: if keep { original } else { String::new() },
+        result,
+    }
+}
+
+/// Prints each failure (human) or the JSON report; returns the exit code they call for.
+fn report_failures(outcomes: &[Outcome], args: &ApplyArgs, colors: Colors) -> u8 {
+    let mut exit = 0u8;
+    for outcome in outcomes {
+        if let Err(e) = &outcome.result {
+            exit = exit.max(exit_code(e));
+            if args.format == Format::Human {
+                eprint!("{}", render(e, colors.stderr));
+            }
+        }
+    }
+    if args.format == Format::Json {
+        let reports: Vec<FileJson<'_>> = outcomes
+            .iter()
+            .map(|o| match &o.result {
+                Ok(p) => FileJson::patched(&o.file.display, p),
+                Err(e) => FileJson::failed(
+                    &o.file.display,
+                    ErrorJson {
+                        kind: e.kind().to_string(),
+                        message: e.to_string(),
+                        exit_code: exit_code(e),
+                    },
+                ),
+            })
+            .collect();
+        let json = serde_json::to_string_pretty(&reports).expect("reports serialize");
+        let _ = writeln!(std::io::stdout().lock(), "{json}");
+    }
+    exit
+}
+
+/// Warnings and one line per rule that did something, on stderr.
+fn report_summaries(outcomes: &[Outcome], colors: Colors) {
+    for o in outcomes {
+        if let Ok(p) = &o.result {
+            for warning in &p.warnings {
+                eprint!(
+                    "warning (on_miss: warn): {}",
+                    render(warning, colors.stderr)
+                );
+            }
+            for line in summary(&o.file.display, p) {
+                eprintln!("{line}");
+            }
+        }
+    }
+}
+
+/// Prints, diffs, writes or checks the changed files.
+fn emit(outcomes: &[Outcome], plan: &Plan, args: &ApplyArgs) -> Result<u8, Error> {
+    let changed: Vec<(&Outcome, &Patched)> = outcomes
+        .iter()
+        .filter_map(|o| o.result.as_ref().ok().map(|p| (o, p)))
+        .filter(|(_, p)| p.changed())
+        .collect();
+    let mut stdout = std::io::stdout().lock();
+    if plan.to_stdout {
+        let o = &outcomes[0];
+        let text = o.result.as_ref().map_or(&o.original, |p| &p.output);
+        let _ = stdout.write_all(text.as_bytes());
+    } else if args.diff && args.format == Format::Human {
+        for (o, p) in &changed {
+            let diff = unified_diff(&o.file.display, &o.original, &p.output);
+            let _ = stdout.write_all(diff.as_bytes());
+        }
+    } else if args.write {
+        if plan.stdin {
+            if let Some((_, p)) = changed.first() {
+                let _ = stdout.write_all(p.output.as_bytes());
+            }
+        } else {
+            for (o, p) in &changed {
+                targets::write_atomic(&o.file.path, &p.output)?;
+            }
+        }
+    } else if args.check && !changed.is_empty() {
+        if args.format == Format::Human {
+            for (o, _) in &changed {
+                eprintln!("would patch {}", o.file.display);
+            }
+        }
+        return Ok(1);
+    }
+    Ok(0)
+}

@@ -1,0 +1,73 @@
+//! `regraft fmt`: rewrite rule files in their canonical layout, check it, or print rules in
+//! the other syntax.
+
+use std::path::PathBuf;
+
+use clap::{Args, ValueEnum};
+
+use crate::error::Error;
+use crate::rules::error::{RuleError, RuleErrorKind};
+use crate::rules::{self, Syntax, write};
+use crate::targets;
+
+#[derive(Debug, Args)]
+pub(super) struct FmtArgs {
+    /// Print FILE's rules in this syntax instead of rewriting it.
+    #[arg(long, value_enum)]
+    to: Option<SyntaxArg>,
+    /// Exit 1 if a file is not in canonical layout; write nothing.
+    #[arg(long, conflicts_with = "to")]
+    check: bool,
+    /// Rule files, or folders of them.
+    #[arg(required = true, value_name = "FILE")]
+    files: Vec<PathBuf>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum SyntaxArg {
+    Dsl,
+    Yaml,
+}
+
+pub(super) fn run(args: FmtArgs) -> Result<u8, Error> {
+    if let Some(to) = args.to {
+        let [file] = args.files.as_slice() else {
+            return Err(Error::Usage("--to converts one file at a time".into()));
+        };
+        let syntax = match to {
+            SyntaxArg::Dsl => Syntax::Dsl,
+            SyntaxArg::Yaml => Syntax::Yaml,
+        };
+        print!("{}", write::render(&rules::load_file(file)?, syntax));
+        return Ok(0);
+    }
+    let mut files = Vec::new();
+    for path in &args.files {
+        files.extend(rules::rule_files(path)?);
+    }
+    let mut unformatted = false;
+    for file in &files {
+        let rules = rules::load_file(file)?;
+        let Some(first) = rules.first() else { continue };
+        let original = first.origin.file.text().to_string();
+        let output = write::render(&rules, Syntax::of(file).unwrap_or(Syntax::Yaml));
+        if output == original {
+            continue;
+        }
+        if args.check {
+            println!("would reformat {}", file.display());
+            unformatted = true;
+            continue;
+        }
+        if let Some(at) = write::dropped_comment(&original, &output) {
+            return Err(
+                RuleError::new(RuleErrorKind::CommentWouldBeLost, &first.origin.file, at)
+                    .with_help("fmt keeps the comment lines above each rule: move it there")
+                    .into(),
+            );
+        }
+        targets::write_atomic(file, &output)?;
+        println!("formatted {}", file.display());
+    }
+    Ok(u8::from(unformatted))
+}

@@ -1,0 +1,66 @@
+//! `regraft lint`: check rule files and report every finding.
+
+use std::path::PathBuf;
+
+use clap::{Args, ValueEnum};
+use miette::Severity;
+
+use super::{Colors, rule_paths};
+use crate::error::Error;
+use crate::report::lint::{FindingJson, github, sarif};
+use crate::report::render;
+
+#[derive(Debug, Args)]
+pub(super) struct LintArgs {
+    /// A rule file or a folder of them (repeatable); default `./rules`.
+    #[arg(short = 'r', long = "rules", value_name = "RULES")]
+    rules: Vec<PathBuf>,
+    /// How to report.
+    #[arg(long, value_enum, default_value_t = LintFormat::Human)]
+    format: LintFormat,
+    /// Exit 1 on warnings too.
+    #[arg(long)]
+    deny_warnings: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum LintFormat {
+    Human,
+    Json,
+    Sarif,
+    Github,
+}
+
+pub(super) fn run(args: LintArgs, colors: Colors) -> Result<u8, Error> {
+    let findings = crate::lint::lint(&rule_paths(&args.rules))?;
+    let errors = findings
+        .iter()
+        .filter(|f| f.kind.severity() == Severity::Error)
+        .count();
+    let warnings = findings.len() - errors;
+    match args.format {
+        LintFormat::Human => {
+            for f in &findings {
+                eprint!("{}", render(f, colors.stderr));
+            }
+            eprintln!("{errors} error(s), {warnings} warning(s)");
+        }
+        LintFormat::Json => {
+            let flat: Vec<_> = findings.iter().map(FindingJson::new).collect();
+            let json = serde_json::to_string_pretty(&flat).expect("serializes");
+            println!("{json}");
+        }
+        LintFormat::Sarif => {
+            let json = serde_json::to_string_pretty(&sarif(&findings)).expect("serializes");
+            println!("{json}");
+        }
+        LintFormat::Github => print!("{}", github(&findings)),
+    }
+    Ok(if errors > 0 {
+        2
+    } else if warnings > 0 && args.deny_warnings {
+        1
+    } else {
+        0
+    })
+}

@@ -1,0 +1,58 @@
+//! `regraft matrix`: which rules hold on which upstream trees.
+
+use std::path::PathBuf;
+
+use clap::{Args, ValueEnum};
+
+use super::{Colors, load_rules};
+use crate::error::Error;
+use crate::matrix::{MatrixTarget, Status};
+use crate::report::matrix::{human, markdown};
+use crate::versions::VersionEnv;
+
+#[derive(Debug, Args)]
+pub(super) struct MatrixArgs {
+    /// A rule file or a folder of them (repeatable); default `./rules`.
+    #[arg(short = 'r', long = "rules", value_name = "RULES")]
+    rules: Vec<PathBuf>,
+    /// An upstream tree and its version, `PKG=VER:DIR` (repeatable).
+    #[arg(long = "target", value_name = "PKG=VER:DIR", required = true)]
+    targets: Vec<String>,
+    /// Versions of other packages, e.g. `torch=2.5.1` (repeatable).
+    #[arg(long = "with", value_name = "PKG=VER")]
+    with: Vec<String>,
+    /// How to report.
+    #[arg(long, value_enum, default_value_t = MatrixFormat::Human)]
+    format: MatrixFormat,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum MatrixFormat {
+    Human,
+    Json,
+    Markdown,
+}
+
+pub(super) fn run(args: MatrixArgs, colors: Colors) -> Result<u8, Error> {
+    let rules = load_rules(&args.rules)?;
+    let with = VersionEnv::from_pairs(&args.with)?;
+    let targets = args
+        .targets
+        .iter()
+        .map(|t| MatrixTarget::parse(t))
+        .collect::<Result<Vec<_>, _>>()?;
+    let rows = crate::matrix::run(&rules, &targets, &with)?;
+    match args.format {
+        MatrixFormat::Human => print!("{}", human(&rows, colors.stdout)),
+        MatrixFormat::Markdown => print!("{}", markdown(&rows)),
+        MatrixFormat::Json => {
+            let json = serde_json::to_string_pretty(&rows).expect("rows serialize");
+            println!("{json}");
+        }
+    }
+    // A `missing` of a rule with `on_miss: warn` or `skip` is shown but does not fail.
+    let failing = rows
+        .iter()
+        .any(|r| r.status.is_failure() && (r.fails || r.status != Status::Missing));
+    Ok(if failing { 3 } else { 0 })
+}

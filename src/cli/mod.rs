@@ -1,0 +1,135 @@
+//! The command line: arguments, printing and exit codes live here and nowhere below. Each
+//! command is one file; this one parses the arguments, decides colour once per stream, runs
+//! the command and turns a failure into its exit code.
+
+mod apply;
+mod explain;
+mod fmt;
+mod lint;
+mod matrix;
+mod test;
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::compile::RuleSet;
+use crate::engine::PatchError;
+use crate::error::Error;
+use crate::report::{Palette, render};
+use crate::rules::model::Phase;
+use crate::versions::VersionEnv;
+
+/// Declarative, versioned source patches for Python libraries.
+#[derive(Debug, Parser)]
+#[command(name = "regraft", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Apply rules to Python files, folders or stdin.
+    Apply(apply::ApplyArgs),
+    /// Show how the engine understands a rule file: scopes, pattern, compiled query.
+    Explain(explain::ExplainArgs),
+    /// Print rules in the other syntax, or rewrite rule files in their canonical layout.
+    Fmt(fmt::FmtArgs),
+    /// Check rule files: everything the loader rejects, plus duplicates, empty version ranges,
+    /// unused loop bindings and rules without `expect`.
+    Lint(lint::LintArgs),
+    /// Run the test cases rules carry, against their snapshots.
+    Test(test::TestArgs),
+    /// Show which rules hold on which upstream trees (the drift matrix).
+    Matrix(matrix::MatrixArgs),
+}
+
+/// Colour for each output stream, decided once per run.
+#[derive(Debug, Clone, Copy)]
+struct Colors {
+    stdout: Palette,
+    stderr: Palette,
+}
+
+/// Runs the command line and returns the process exit code.
+pub fn run() -> u8 {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() { 2 } else { 0 };
+        }
+    };
+    let colors = Colors {
+        stdout: Palette::for_stream(&std::io::stdout()),
+        stderr: Palette::for_stream(&std::io::stderr()),
+    };
+    let result = match cli.command {
+        Command::Apply(args) => apply::run(args, colors),
+        Command::Explain(args) => explain::run(args, colors),
+        Command::Fmt(args) => fmt::run(args),
+        Command::Lint(args) => lint::run(args, colors),
+        Command::Test(args) => test::run(args, colors),
+        Command::Matrix(args) => matrix::run(args, colors),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprint!("{}", render(&e, colors.stderr));
+            exit_code(&e)
+        }
+    }
+}
+
+/// The exit code a failure calls for: 3 for what the rules found in a target (drift,
+/// conflicts, refusals, results that cannot be written), 2 for everything else (bad rules,
+/// bad arguments, unreadable or unparseable targets).
+fn exit_code(error: &Error) -> u8 {
+    match error {
+        Error::Patch(p) if !matches!(**p, PatchError::TargetSyntax { .. }) => 3,
+        _ => 2,
+    }
+}
+
+/// Where rules come from and which versions gate them.
+#[derive(Debug, Args)]
+struct RuleArgs {
+    /// A rule file or a folder of them (repeatable); default `./rules`.
+    #[arg(short = 'r', long = "rules", value_name = "RULES")]
+    rules: Vec<PathBuf>,
+    /// A target package version, e.g. `transformers=4.57.6` (repeatable).
+    #[arg(long = "with", value_name = "PKG=VER")]
+    with: Vec<String>,
+    /// Read package versions from a site-packages folder's `*.dist-info`.
+    #[arg(long, value_name = "DIR")]
+    site_packages: Option<PathBuf>,
+    /// Run only this phase (init, pre_compile, post_compile).
+    #[arg(long, value_parser = Phase::named)]
+    phase: Option<Phase>,
+}
+
+impl RuleArgs {
+    /// The package versions these arguments give.
+    fn versions(&self) -> Result<VersionEnv, Error> {
+        let mut env = VersionEnv::from_pairs(&self.with)?;
+        if let Some(dir) = &self.site_packages {
+            env.read_site_packages(dir)?;
+        }
+        Ok(env)
+    }
+}
+
+/// The rule paths given with `-r`, or `./rules`.
+fn rule_paths(paths: &[PathBuf]) -> Vec<PathBuf> {
+    if paths.is_empty() {
+        vec![PathBuf::from("rules")]
+    } else {
+        paths.to_vec()
+    }
+}
+
+/// Loads and compiles the rules named by `-r` (default `./rules`).
+fn load_rules(paths: &[PathBuf]) -> Result<RuleSet, Error> {
+    Ok(RuleSet::load(&rule_paths(paths))?)
+}

@@ -1,0 +1,101 @@
+//! `explain`: how the engine understands a rule, and what it found in a file.
+
+use super::{Palette, render};
+use crate::engine::explain::Explanation;
+
+/// How the engine understands a rule: its gates, scopes, pattern and compiled query.
+pub fn explain_rule(rule: &crate::compile::CompiledRule, scope: &str) -> String {
+    use std::fmt::Write;
+    let r = &rule.rule;
+    let mut out = String::new();
+    let _ = writeln!(out, "rule {}", r.id.value);
+    if let Some(d) = &r.description {
+        let _ = writeln!(out, "  description: {d}");
+    }
+    let _ = writeln!(out, "  phase:       {}", r.phase);
+    let requires = if r.requires.is_empty() {
+        "any version".to_string()
+    } else {
+        r.requires
+            .iter()
+            .map(|q| format!("{} {}", q.package.value, q.specifiers.value))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let _ = writeln!(out, "  requires:    {requires}");
+    let files = if r.files.is_empty() {
+        "every file".to_string()
+    } else {
+        r.files
+            .iter()
+            .map(|f| f.value.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let _ = writeln!(out, "  files:       {files}");
+    let _ = writeln!(out, "  scope:       {scope}");
+    let vars = |names: &[String]| {
+        names
+            .iter()
+            .map(|n| format!("${n}"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    if let Some(l) = &rule.loop_pattern {
+        let _ = writeln!(out, "  loop binds:  {}", vars(&l.metavars));
+    }
+    let _ = writeln!(out, "  match binds: {}", vars(&rule.pattern.metavars));
+    let action = crate::actions::unit(&r.action).explain(&r.action.args);
+    let _ = writeln!(out, "  action:      {action}");
+    let expect = r
+        .expect
+        .map_or("anything (no `expect`)".to_string(), |e| e.to_string());
+    let _ = writeln!(out, "  expect:      {expect} per selected file");
+    let _ = writeln!(out, "  query:       {}", rule.query_source);
+    let literals = if rule.pattern.literals.is_empty() {
+        "(none)".to_string()
+    } else {
+        rule.pattern.literals.join(", ")
+    };
+    let _ = writeln!(out, "  literals:    {literals}");
+    out
+}
+
+/// `text` on one line, shortened to about `max` characters with `…`.
+pub fn one_line(text: &str, max: usize) -> String {
+    let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if flat.chars().count() <= max {
+        return flat;
+    }
+    let cut: String = flat.chars().take(max).collect();
+    format!("{cut}…")
+}
+
+/// What `explain --in` found for one rule in one file: why it would not run, its matches with
+/// their bindings, and the near misses, nearest first.
+pub fn explanation(path: &str, explanation: &Explanation, palette: Palette) -> String {
+    use std::fmt::Write;
+    let mut out = String::new();
+    let _ = writeln!(out, "\nin {path}:");
+    for reason in &explanation.inactive {
+        let _ = writeln!(out, "  would not run: {reason}");
+    }
+    let n = explanation.matches.len();
+    let _ = writeln!(out, "  {n} match{}", if n == 1 { "" } else { "es" });
+    for m in &explanation.matches {
+        let _ = writeln!(out, "    at {}:{}", m.start.line, m.start.column);
+        for (name, value) in &m.bindings {
+            let value = one_line(value, 60);
+            let _ = writeln!(out, "      ${name} = {value}");
+        }
+    }
+    if explanation.near_misses.is_empty() {
+        let _ = writeln!(out, "  no near misses");
+    } else {
+        let _ = writeln!(out, "  near misses, nearest first:");
+        for near in &explanation.near_misses {
+            out.push_str(&render(near, palette));
+        }
+    }
+    out
+}
