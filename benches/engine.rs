@@ -33,7 +33,7 @@ fn benches(c: &mut Criterion) {
     c.bench_function("parse one large file", |b| {
         b.iter(|| regraft::python::parse(&large))
     });
-    let anchor = [regraft::regions::Anchor::at(
+    let anchor = [regraft::python::regions::Anchor::at(
         large
             .match_indices("decoder_layer")
             .map(|(i, _)| i)
@@ -41,15 +41,18 @@ fn benches(c: &mut Criterion) {
     )];
     c.bench_function(
         "scan one large file for the statements around an anchor",
-        |b| b.iter(|| regraft::regions::statement_regions(&large, &anchor, &[]).unwrap()),
+        |b| b.iter(|| regraft::python::regions::statement_regions(&large, &anchor, &[]).unwrap()),
     );
-    let anchored = regraft::regions::statement_regions(&large, &anchor, &[]).unwrap();
+    let anchored = regraft::python::regions::statement_regions(&large, &anchor, &[]).unwrap();
     c.bench_function("parse only those statements", |b| {
         b.iter(|| regraft::python::parse_regions(&large, &anchored).unwrap())
     });
-    let assignments =
-        regraft::regions::statement_regions(&large, &[], &[regraft::regions::punctuation("=()")])
-            .unwrap();
+    let assignments = regraft::python::regions::statement_regions(
+        &large,
+        &[],
+        &[regraft::python::regions::punctuation("=()")],
+    )
+    .unwrap();
     c.bench_function("parse only the assignment statements", |b| {
         b.iter(|| regraft::python::parse_regions(&large, &assignments).unwrap())
     });

@@ -10,7 +10,6 @@ pub mod compile;
 pub mod edit;
 pub mod engine;
 pub mod error;
-pub mod grammar;
 pub mod lint;
 pub mod matrix;
 pub mod pattern;
@@ -18,7 +17,6 @@ pub mod prefilter;
 #[cfg(feature = "python")]
 pub mod pyapi;
 pub mod python;
-pub mod regions;
 pub mod report;
 pub mod rules;
 pub mod source;

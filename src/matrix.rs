@@ -10,7 +10,7 @@ use pep440_rs::Version;
 use rayon::prelude::*;
 use serde::Serialize;
 
-use crate::compile::{RuleId, RuleSet};
+use crate::compile::{CompiledRule, RuleId, RuleSet};
 use crate::engine::{Engine, PatchError, Target};
 use crate::error::Error;
 use crate::targets;
@@ -160,77 +160,84 @@ pub fn run(
             .map(|file| survey_file(&engine, rules, &target.dir, file))
             .collect();
         for (index, rule) in rules.rules.iter().enumerate() {
-            let id = rule.id().to_string();
-            let mut row = Row {
-                rule: id.clone(),
-                target: target.label(),
-                status: Status::Ok,
-                matches: 0,
-                files: Vec::new(),
-                message: String::new(),
-                fails: rule.rule.on_miss == crate::rules::model::OnMiss::Error,
-            };
-            match versions.gate(&rule.rule) {
-                Gate::Open => {}
-                gate @ Gate::Closed { .. } => {
-                    row.status = Status::Inactive;
-                    row.message = crate::engine::gate_reason(&gate);
-                    rows.push(row);
-                    continue;
-                }
-                Gate::Unknown { requirement } => {
-                    row.status = Status::Error;
-                    row.message = format!(
-                        "the version of {} is not known: pass --with {}=VERSION",
-                        requirement.package.value, requirement.package.value
-                    );
-                    rows.push(row);
-                    continue;
-                }
-            }
-            let mut selected = 0;
-            let mut edited = false;
-            for outcome in &outcomes {
-                if let Some(report) = outcome.reports.iter().find(|r| r.index == RuleId(index)) {
-                    selected += 1;
-                    edited |= report.status == crate::engine::RuleStatus::Applied;
-                    let n = report.matches.len() as u64;
-                    row.matches += n;
-                    if n > 0 {
-                        row.files.push(outcome.path.clone());
-                    }
-                }
-                for (concerned, message, status) in &outcome.errors {
-                    if concerned.contains(&RuleId(index))
-                        && severity(*status) > severity(row.status)
-                    {
-                        row.status = *status;
-                        row.message.clone_from(message);
-                    }
-                }
-            }
-            if row.status == Status::Ok && row.matches > 0 && !edited {
-                row.status = Status::Redundant;
-                row.message = "every match already has the patched shape".into();
-            }
-            let wants_some = rule.rule.expect.is_some_and(|e| e.min > 0);
-            if selected == 0 && wants_some && row.status == Status::Ok {
-                row.status = Status::Missing;
-                let globs: Vec<&str> = rule.rule.files.iter().map(|f| f.value.as_str()).collect();
-                row.message = format!(
-                    "no file of {} is selected by files: {}",
-                    target.dir.display(),
-                    if globs.is_empty() {
-                        "(every file)".to_string()
-                    } else {
-                        globs.join(", ")
-                    }
-                );
-            }
-            rows.push(row);
+            rows.push(row(target, RuleId(index), rule, &versions, &outcomes));
         }
     }
     Ok(rows)
+}
+
+/// The cell of one rule on one target, from the target's file outcomes.
+fn row(
+    target: &MatrixTarget,
+    index: RuleId,
+    rule: &CompiledRule,
+    versions: &VersionEnv,
+    outcomes: &[FileOutcome],
+) -> Row {
+    let id = rule.id().to_string();
+    let mut row = Row {
+        rule: id.clone(),
+        target: target.label(),
+        status: Status::Ok,
+        matches: 0,
+        files: Vec::new(),
+        message: String::new(),
+        fails: rule.rule.on_miss == crate::rules::model::OnMiss::Error,
+    };
+    match versions.gate(&rule.rule) {
+        Gate::Open => {}
+        gate @ Gate::Closed { .. } => {
+            row.status = Status::Inactive;
+            row.message = crate::engine::gate_reason(&gate);
+            return row;
+        }
+        Gate::Unknown { requirement } => {
+            row.status = Status::Error;
+            row.message = format!(
+                "the version of {} is not known: pass --with {}=VERSION",
+                requirement.package.value, requirement.package.value
+            );
+            return row;
+        }
+    }
+    let mut selected = 0;
+    let mut edited = false;
+    for outcome in outcomes {
+        if let Some(report) = outcome.reports.iter().find(|r| r.index == index) {
+            selected += 1;
+            edited |= report.status == crate::engine::RuleStatus::Applied;
+            let n = report.matches.len() as u64;
+            row.matches += n;
+            if n > 0 {
+                row.files.push(outcome.path.clone());
+            }
+        }
+        for (concerned, message, status) in &outcome.errors {
+            if concerned.contains(&index) && severity(*status) > severity(row.status) {
+                row.status = *status;
+                row.message.clone_from(message);
+            }
+        }
+    }
+    if row.status == Status::Ok && row.matches > 0 && !edited {
+        row.status = Status::Redundant;
+        row.message = "every match already has the patched shape".into();
+    }
+    let wants_some = rule.rule.expect.is_some_and(|e| e.min > 0);
+    if selected == 0 && wants_some && row.status == Status::Ok {
+        row.status = Status::Missing;
+        let globs: Vec<&str> = rule.rule.files.iter().map(|f| f.value.as_str()).collect();
+        row.message = format!(
+            "no file of {} is selected by files: {}",
+            target.dir.display(),
+            if globs.is_empty() {
+                "(every file)".to_string()
+            } else {
+                globs.join(", ")
+            }
+        );
+    }
+    row
 }
 
 fn severity(status: Status) -> u8 {

@@ -152,7 +152,7 @@ fn the_grammar_table_admits_every_parent_child_pair() {
             }
         }
     }
-    let table = regraft::grammar::containment();
+    let table = regraft::python::grammar::containment();
     for (path, source) in &sources {
         let tree = regraft::python::parse(source);
         if regraft::python::first_syntax_error(tree.root_node()).is_some() {

@@ -8,7 +8,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use regraft::python;
-use regraft::regions::{Anchor, punctuation, statement_regions};
+use regraft::python::regions::{Anchor, punctuation, statement_regions};
 use tree_sitter::Node;
 
 /// The deepest node holding `offset` that is a statement (a child of a module or a block).

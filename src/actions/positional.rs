@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::ops::Range;
 
 use super::arglist::{ArgList, Item};
-use super::signature::{LookupError, ParamKind, Signature};
+use super::signature::{LookupError, Param, ParamKind, Signature};
 use super::{ActionFailure, ActionUnit, Facts, Needs, Signatures, Site, register_action};
 use crate::edit::Edit;
 use crate::rules::action::{ActionSpec, Arg, ArgReader};
@@ -129,64 +129,144 @@ fn kwargs_to_positional(
     if keywords.is_empty() {
         return Ok(None);
     }
-    let sig_note = sig
-        .range
-        .clone()
-        .map(|range| (range, format!("`{}` is defined here", sig.name)));
-    let fail = |at: Range<usize>, label: &str, reason: String| {
-        let mut f = ActionFailure::at(at, label, reason);
-        f.labels.extend(sig_note.clone());
-        f
+    let call = Call {
+        args,
+        sig,
+        params: sig.positional().collect(),
     };
-    let last_keyword = *keywords.last().expect("not empty");
-    let mut positional = 0;
-    let mut splats = Vec::new();
-    for (i, arg) in args.args.iter().enumerate() {
-        match arg.kind {
-            "keyword_argument" => {}
-            "list_splat" => {
-                return Err(fail(
-                    arg.node.byte_range(),
-                    "this splat",
-                    format!(
-                        "`{}` hides how many positionals come before the keywords",
-                        args.text(i)
-                    ),
-                ));
-            }
-            "dictionary_splat" if i < last_keyword => {
-                return Err(fail(
-                    arg.node.byte_range(),
-                    "this splat",
-                    format!(
-                        "`{}` stands before keyword arguments and would have to move",
-                        args.text(i)
-                    ),
-                )
-                .help("only a `**splat` after every keyword argument can stay where it is"));
-            }
-            "dictionary_splat" => splats.push(i),
-            _ => positional += 1,
-        }
-    }
-    let params: Vec<_> = sig.positional().collect();
+    let (positional, splats) = call.layout(*keywords.last().expect("not empty"))?;
     // With `keep_keyword`, positionals stop at the first kept parameter; what follows stays
     // as keywords, which every Python call accepts after positionals.
-    let limit = if keep_keyword.is_empty() {
-        usize::MAX
-    } else {
-        params
+    let limit = (!keep_keyword.is_empty()).then(|| {
+        call.params
             .iter()
             .position(|p| keep_keyword.contains(&p.name.as_str()))
-            .unwrap_or(params.len())
-    };
+            .unwrap_or(call.params.len())
+    });
     let mut given: HashMap<usize, usize> = HashMap::new();
     let mut kept: Vec<usize> = Vec::new();
     for &k in &keywords {
-        let node = args.args[k].node;
-        let name = args.keyword(k).unwrap_or("");
+        match call.place(k, positional, limit)? {
+            Place::Kept => kept.push(k),
+            Place::Slot(slot) => {
+                given.insert(slot, k);
+            }
+        }
+    }
+    let Some(&highest) = given.keys().max() else {
+        // Every keyword stays a keyword: nothing to move.
+        return Ok(None);
+    };
+    let mut items: Vec<Item> = (0..positional).map(|i| args.old(i)).collect();
+    let first_keyword = args.args[keywords[0]].node.byte_range();
+    for (slot, param) in call
+        .params
+        .iter()
+        .enumerate()
+        .take(highest + 1)
+        .skip(positional)
+    {
+        let item = match given.get(&slot) {
+            Some(&k) => {
+                let node = args.args[k].node;
+                let value = node.child_by_field_name("value").unwrap_or(node);
+                Item::Old {
+                    index: k,
+                    text: source[value.byte_range()].to_string(),
+                }
+            }
+            None => call.default_for(param, &splats, first_keyword.clone())?,
+        };
+        items.push(item);
+    }
+    items.extend(kept.iter().map(|&k| args.old(k)));
+    items.extend(splats.iter().map(|&s| args.old(s)));
+    Ok(Some(Edit {
+        range: args.inner.clone(),
+        text: args.render(&items),
+    }))
+}
+
+/// Where a keyword argument goes.
+enum Place {
+    /// It stays a keyword.
+    Kept,
+    /// It becomes the positional at this slot.
+    Slot(usize),
+}
+
+/// A call being converted against its callee's signature.
+struct Call<'a, 't> {
+    args: &'a ArgList<'t>,
+    sig: &'a Signature,
+    /// The parameters that can be given by position, in order.
+    params: Vec<&'a Param>,
+}
+
+impl Call<'_, '_> {
+    /// A refusal at `at`, pointing at the signature too where it was read from the file.
+    fn fail(&self, at: Range<usize>, label: &str, reason: String) -> ActionFailure {
+        let mut f = ActionFailure::at(at, label, reason);
+        if let Some(range) = self.sig.range.clone() {
+            f.labels
+                .push((range, format!("`{}` is defined here", self.sig.name)));
+        }
+        f
+    }
+
+    /// How many positionals the call has, and its `**splats` (all after the last keyword,
+    /// `last_keyword`); a `*splat`, or a `**splat` that would have to move, is refused.
+    fn layout(&self, last_keyword: usize) -> Result<(usize, Vec<usize>), ActionFailure> {
+        let args = self.args;
+        let mut positional = 0;
+        let mut splats = Vec::new();
+        for (i, arg) in args.args.iter().enumerate() {
+            match arg.kind {
+                "keyword_argument" => {}
+                "list_splat" => {
+                    return Err(self.fail(
+                        arg.node.byte_range(),
+                        "this splat",
+                        format!(
+                            "`{}` hides how many positionals come before the keywords",
+                            args.text(i)
+                        ),
+                    ));
+                }
+                "dictionary_splat" if i < last_keyword => {
+                    return Err(self
+                        .fail(
+                            arg.node.byte_range(),
+                            "this splat",
+                            format!(
+                                "`{}` stands before keyword arguments and would have to move",
+                                args.text(i)
+                            ),
+                        )
+                        .help(
+                            "only a `**splat` after every keyword argument can stay where it is",
+                        ));
+                }
+                "dictionary_splat" => splats.push(i),
+                _ => positional += 1,
+            }
+        }
+        Ok((positional, splats))
+    }
+
+    /// Where keyword argument `k` goes, given `positional` positionals before it and, with
+    /// `keep_keyword`, the slot where positionals stop.
+    fn place(
+        &self,
+        k: usize,
+        positional: usize,
+        limit: Option<usize>,
+    ) -> Result<Place, ActionFailure> {
+        let (sig, params) = (self.sig, &self.params);
+        let node = self.args.args[k].node;
+        let name = self.args.keyword(k).unwrap_or("");
         let param = sig.params.iter().find(|p| p.name == name);
-        if limit != usize::MAX {
+        if let Some(limit) = limit {
             let slot = params.iter().position(|p| p.name == name);
             let stays = match (slot, param.map(|p| p.kind)) {
                 (Some(s), Some(ParamKind::PositionalOrKeyword)) => s >= limit,
@@ -195,8 +275,7 @@ fn kwargs_to_positional(
                 _ => false,
             };
             if stays {
-                kept.push(k);
-                continue;
+                return Ok(Place::Kept);
             }
         }
         let slot = match param.map(|p| p.kind) {
@@ -205,7 +284,7 @@ fn kwargs_to_positional(
                 .position(|p| p.name == name)
                 .expect("positional-or-keyword parameters are positional"),
             Some(ParamKind::KeywordOnly) => {
-                return Err(fail(
+                return Err(self.fail(
                     node.byte_range(),
                     "keyword-only",
                     format!(
@@ -215,7 +294,7 @@ fn kwargs_to_positional(
                 ));
             }
             Some(_) | None if sig.has_var_keyword() => {
-                return Err(fail(
+                return Err(self.fail(
                     node.byte_range(),
                     "not a named parameter",
                     format!(
@@ -225,70 +304,53 @@ fn kwargs_to_positional(
                 ));
             }
             _ => {
-                return Err(fail(
-                    node.byte_range(),
-                    "unknown keyword",
-                    format!("`{}` has no parameter `{name}`", sig.name),
-                )
-                .help(
-                    "the signature and the call disagree: upstream may have changed one of them",
-                ));
+                return Err(self
+                    .fail(
+                        node.byte_range(),
+                        "unknown keyword",
+                        format!("`{}` has no parameter `{name}`", sig.name),
+                    )
+                    .help(
+                        "the signature and the call disagree: upstream may have changed one of them",
+                    ));
             }
         };
         if slot < positional {
-            return Err(fail(
+            return Err(self.fail(
                 node.byte_range(),
                 "given twice",
                 format!("`{name}` is already given by position"),
             ));
         }
-        given.insert(slot, k);
+        Ok(Place::Slot(slot))
     }
-    let Some(&highest) = given.keys().max() else {
-        // Every keyword stays a keyword: nothing to move.
-        return Ok(None);
-    };
-    let mut items: Vec<Item> = (0..positional).map(|i| args.old(i)).collect();
-    for (slot, param) in params.iter().enumerate().take(highest + 1).skip(positional) {
-        match given.get(&slot) {
-            Some(&k) => {
-                let node = args.args[k].node;
-                let value = node.child_by_field_name("value").unwrap_or(node);
-                items.push(Item::Old {
-                    index: k,
-                    text: source[value.byte_range()].to_string(),
-                });
-            }
-            None => {
-                let at = args.args[*keywords.first().expect("not empty")]
-                    .node
-                    .byte_range();
-                if let Some(&s) = splats.first() {
-                    return Err(fail(
-                        args.args[s].node.byte_range(),
-                        "may supply it",
-                        format!(
-                            "parameter `{}` is skipped and would be filled with its default, but `{}` may supply it",
-                            param.name,
-                            args.text(s)
-                        ),
-                    ));
-                }
-                let Some(default) = &param.default else {
-                    return Err(fail(
-                        at,
-                        "here",
-                        format!("required parameter `{}` is not given", param.name),
-                    ));
-                };
-                items.push(Item::New(default.clone()));
-            }
+
+    /// The default that fills the skipped parameter `param`; refused where a `**splat` may
+    /// supply it or it has none.
+    fn default_for(
+        &self,
+        param: &Param,
+        splats: &[usize],
+        first_keyword: Range<usize>,
+    ) -> Result<Item, ActionFailure> {
+        if let Some(&s) = splats.first() {
+            return Err(self.fail(
+                self.args.args[s].node.byte_range(),
+                "may supply it",
+                format!(
+                    "parameter `{}` is skipped and would be filled with its default, but `{}` may supply it",
+                    param.name,
+                    self.args.text(s)
+                ),
+            ));
         }
+        let Some(default) = &param.default else {
+            return Err(self.fail(
+                first_keyword,
+                "here",
+                format!("required parameter `{}` is not given", param.name),
+            ));
+        };
+        Ok(Item::New(default.clone()))
     }
-    items.extend(kept.iter().map(|&k| args.old(k)));
-    items.extend(splats.iter().map(|&s| args.old(s)));
-    Ok(Some(Edit {
-        range: args.inner.clone(),
-        text: args.render(&items),
-    }))
 }

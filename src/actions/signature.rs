@@ -136,71 +136,9 @@ fn read_signature(
     name: &str,
     is_method: bool,
 ) -> Signature {
-    let mut params = Vec::new();
-    let mut kind = ParamKind::PositionalOrKeyword;
-    if let Some(list) = def.child_by_field_name("parameters") {
-        for param in significant_children(list) {
-            let text = |n: Node<'_>| source[n.byte_range()].to_string();
-            match param.kind() {
-                "positional_separator" => {
-                    for p in &mut params {
-                        let p: &mut Param = p;
-                        p.kind = ParamKind::PositionalOnly;
-                    }
-                }
-                "keyword_separator" => kind = ParamKind::KeywordOnly,
-                "identifier" => params.push(Param {
-                    name: text(param),
-                    kind,
-                    default: None,
-                }),
-                "default_parameter" | "typed_default_parameter" => params.push(Param {
-                    name: param
-                        .child_by_field_name("name")
-                        .map(text)
-                        .unwrap_or_default(),
-                    kind,
-                    default: param.child_by_field_name("value").map(text),
-                }),
-                "typed_parameter" | "list_splat_pattern" | "dictionary_splat_pattern" => {
-                    let inner = if param.kind() == "typed_parameter" {
-                        param.named_child(0)
-                    } else {
-                        Some(param)
-                    };
-                    let Some(inner) = inner else { continue };
-                    let ident = |n: Node<'_>| {
-                        significant_children(n)
-                            .into_iter()
-                            .find(|c| c.kind() == "identifier")
-                            .map(text)
-                            .unwrap_or_default()
-                    };
-                    match inner.kind() {
-                        "list_splat_pattern" => {
-                            params.push(Param {
-                                name: ident(inner),
-                                kind: ParamKind::VarPositional,
-                                default: None,
-                            });
-                            kind = ParamKind::KeywordOnly;
-                        }
-                        "dictionary_splat_pattern" => params.push(Param {
-                            name: ident(inner),
-                            kind: ParamKind::VarKeyword,
-                            default: None,
-                        }),
-                        _ => params.push(Param {
-                            name: text(inner),
-                            kind,
-                            default: None,
-                        }),
-                    }
-                }
-                _ => {}
-            }
-        }
-    }
+    let mut params = def
+        .child_by_field_name("parameters")
+        .map_or_else(Vec::new, |list| read_params(list, source));
     let decorators: Vec<String> = if outer.kind() == "decorated_definition" {
         significant_children(outer)
             .into_iter()
@@ -222,6 +160,64 @@ fn read_signature(
         params,
         range: Some(def.start_byte()..header_end),
     }
+}
+
+/// The parameters of a `parameters` node, in order, each with how it may be passed.
+fn read_params(list: Node<'_>, source: &str) -> Vec<Param> {
+    let text = |n: Node<'_>| source[n.byte_range()].to_string();
+    let ident = |n: Node<'_>| {
+        significant_children(n)
+            .into_iter()
+            .find(|c| c.kind() == "identifier")
+            .map(text)
+            .unwrap_or_default()
+    };
+    let mut params: Vec<Param> = Vec::new();
+    let mut kind = ParamKind::PositionalOrKeyword;
+    let plain = |name: String, kind: ParamKind| Param {
+        name,
+        kind,
+        default: None,
+    };
+    for param in significant_children(list) {
+        match param.kind() {
+            "positional_separator" => {
+                for p in &mut params {
+                    p.kind = ParamKind::PositionalOnly;
+                }
+            }
+            "keyword_separator" => kind = ParamKind::KeywordOnly,
+            "identifier" => params.push(plain(text(param), kind)),
+            "default_parameter" | "typed_default_parameter" => params.push(Param {
+                name: param
+                    .child_by_field_name("name")
+                    .map(text)
+                    .unwrap_or_default(),
+                kind,
+                default: param.child_by_field_name("value").map(text),
+            }),
+            "typed_parameter" | "list_splat_pattern" | "dictionary_splat_pattern" => {
+                let inner = if param.kind() == "typed_parameter" {
+                    param.named_child(0)
+                } else {
+                    Some(param)
+                };
+                let Some(inner) = inner else { continue };
+                match inner.kind() {
+                    "list_splat_pattern" => {
+                        params.push(plain(ident(inner), ParamKind::VarPositional));
+                        kind = ParamKind::KeywordOnly;
+                    }
+                    "dictionary_splat_pattern" => {
+                        params.push(plain(ident(inner), ParamKind::VarKeyword));
+                    }
+                    _ => params.push(plain(text(inner), kind)),
+                }
+            }
+            _ => {}
+        }
+    }
+    params
 }
 
 /// Signatures already looked up in one file, and the context searched for those it lacks.

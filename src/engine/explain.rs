@@ -15,6 +15,7 @@ use crate::compile::{CompiledRule, RuleId};
 use crate::pattern::PatNode;
 use crate::pattern::matcher::{Bindings, Matcher};
 use crate::python::definition_name;
+use crate::rules::model::NameFilter;
 use crate::source::{LineIndex, SourceFile, span};
 use crate::versions::Gate;
 
@@ -195,90 +196,89 @@ fn scope_reason(
     miss: &ScopeMiss,
 ) -> (Range<usize>, u32, String) {
     let inside = &rule.rule.inside;
-    let header = |n: Node<'_>| {
-        n.child_by_field_name("name")
-            .map_or(n.byte_range(), |name| name.byte_range())
-    };
     match miss {
         ScopeMiss::Class => {
-            let wanted = inside
-                .class
-                .as_ref()
-                .map(|c| c.to_string())
-                .unwrap_or_default();
-            match enclosing(node, "class_definition") {
-                Some(c) => (
-                    header(c),
-                    0,
-                    format!(
-                        "inside `class {}`, rule wants class {wanted}",
-                        definition_name(c, text).unwrap_or("?")
-                    ),
-                ),
-                None => (
-                    node.byte_range(),
-                    0,
-                    format!("not inside a class; rule wants class {wanted}"),
-                ),
-            }
+            definition_reason(node, text, "class_definition", "class", &inside.class, 0)
         }
-        ScopeMiss::Function => {
-            let wanted = inside
-                .function
-                .as_ref()
-                .map(|f| f.to_string())
-                .unwrap_or_default();
-            match enclosing(node, "function_definition") {
-                Some(f) => (
-                    header(f),
-                    1000,
-                    format!(
-                        "inside `def {}`, rule wants function {wanted}",
-                        definition_name(f, text).unwrap_or("?")
-                    ),
-                ),
-                None => (
-                    node.byte_range(),
-                    1000,
-                    format!("not inside a function; rule wants function {wanted}"),
-                ),
-            }
-        }
-        ScopeMiss::Loop => {
-            let Some(pattern) = &rule.loop_pattern else {
-                return (node.byte_range(), 2000, "out of scope".into());
-            };
-            let wanted = pattern.source.trim();
-            let Some(for_node) = std::iter::successors(node.parent(), |n| n.parent())
-                .find(|n| n.kind() == "for_statement")
-            else {
-                return (
-                    node.byte_range(),
-                    2000,
-                    format!("not inside a loop `{wanted}`"),
-                );
-            };
-            let mut bindings = Bindings::default();
-            let parts = [
-                (&pattern.left, for_node.child_by_field_name("left")),
-                (&pattern.right, for_node.child_by_field_name("right")),
-            ];
-            for (p, n) in parts {
-                if let Some(n) = n
-                    && let Some(m) = matcher.why_not(p, n, &mut bindings)
-                {
-                    return (
-                        m.at,
-                        2000 + m.depth,
-                        format!("the enclosing loop does not fit `{wanted}`: {}", m.reason),
-                    );
-                }
-            }
-            (
-                node.byte_range(),
-                2000,
-                format!("not in the body of a loop `{wanted}`"),
-            )
+        ScopeMiss::Function => definition_reason(
+            node,
+            text,
+            "function_definition",
+            "function",
+            &inside.function,
+            1000,
+        ),
+        ScopeMiss::Loop => loop_reason(rule, node, matcher),
+    }
+}
+
+/// Why `node` is not inside the wanted class or function (`what`), scored `score`.
+fn definition_reason(
+    node: Node<'_>,
+    text: &str,
+    kind: &str,
+    what: &str,
+    wanted: &Option<NameFilter>,
+    score: u32,
+) -> (Range<usize>, u32, String) {
+    let wanted = wanted.as_ref().map(|f| f.to_string()).unwrap_or_default();
+    let keyword = if what == "class" { "class" } else { "def" };
+    match enclosing(node, kind) {
+        Some(d) => (
+            d.child_by_field_name("name")
+                .map_or(d.byte_range(), |name| name.byte_range()),
+            score,
+            format!(
+                "inside `{keyword} {}`, rule wants {what} {wanted}",
+                definition_name(d, text).unwrap_or("?")
+            ),
+        ),
+        None => (
+            node.byte_range(),
+            score,
+            format!("not inside a {what}; rule wants {what} {wanted}"),
+        ),
+    }
+}
+
+/// Why `node` is not in the body of a loop whose header fits the rule's `inside.loop`.
+fn loop_reason(
+    rule: &CompiledRule,
+    node: Node<'_>,
+    matcher: &Matcher<'_>,
+) -> (Range<usize>, u32, String) {
+    let Some(pattern) = &rule.loop_pattern else {
+        return (node.byte_range(), 2000, "out of scope".into());
+    };
+    let wanted = pattern.source.trim();
+    let Some(for_node) =
+        std::iter::successors(node.parent(), |n| n.parent()).find(|n| n.kind() == "for_statement")
+    else {
+        return (
+            node.byte_range(),
+            2000,
+            format!("not inside a loop `{wanted}`"),
+        );
+    };
+    let mut bindings = Bindings::default();
+    let parts = [
+        (&pattern.left, for_node.child_by_field_name("left")),
+        (&pattern.right, for_node.child_by_field_name("right")),
+    ];
+    for (p, n) in parts {
+        if let Some(n) = n
+            && let Some(m) = matcher.why_not(p, n, &mut bindings)
+        {
+            return (
+                m.at,
+                2000 + m.depth,
+                format!("the enclosing loop does not fit `{wanted}`: {}", m.reason),
+            );
         }
     }
+    (
+        node.byte_range(),
+        2000,
+        format!("not in the body of a loop `{wanted}`"),
+    )
 }

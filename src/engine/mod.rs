@@ -208,7 +208,7 @@ impl<'r> Engine<'r> {
             }
         }
         let anchors = self.rules.prefilter.anchors(hits, &anchored)?;
-        crate::regions::statement_regions(target.source, &anchors, &assignments)
+        crate::python::regions::statement_regions(target.source, &anchors, &assignments)
     }
 
     /// Runs the rules on a parsed file, then checks that running them on their own output

@@ -7,7 +7,7 @@ use super::outcome::{Locator, RuleReport, RuleStatus};
 use super::parsed::Parsed;
 use super::{Engine, PatchError, verify};
 use crate::actions::{self, ActionFailure, Signatures, Site};
-use crate::compile::RuleId;
+use crate::compile::{CompiledRule, RuleId};
 use crate::edit::{self, Edit, PlannedEdit};
 use crate::pattern::matcher::Bindings;
 use crate::rules::model::{OnMiss, Phase};
@@ -126,9 +126,6 @@ impl Engine<'_> {
             }
             failed = true;
         }
-        // A file with Windows line ends gets them in inserted code too.
-        let text = input.text;
-        let crlf = text.find('\n').is_some_and(|i| text[..i].ends_with('\r'));
         for m in matches {
             let range = m.node.byte_range();
             if m.guarded {
@@ -136,20 +133,7 @@ impl Engine<'_> {
                 plan.report.matches.push(report);
                 continue;
             }
-            let site = Site {
-                source: text,
-                root: input.parsed.tree.root_node(),
-                node: m.node,
-                bindings: &m.bindings,
-            };
-            let planned = actions::plan(&rule.rule.action, &site, signatures).and_then(|edits| {
-                if rule.rule.preserve_lines {
-                    keeps_lines(&edits, text)?;
-                }
-                Ok(edits)
-            });
-            let edits = match planned {
-                Ok(edits) if crlf => edits.into_iter().map(Edit::to_crlf).collect(),
+            let edits = match plan_edits(rule, m, input, signatures) {
                 Ok(edits) => edits,
                 Err(f) => {
                     if !failed {
@@ -204,6 +188,34 @@ impl Engine<'_> {
             failed.extend([first, second]);
         }
     }
+}
+
+/// The edits `rule`'s action plans at match `m`, checked against `preserve_lines`, with the
+/// file's line ends.
+fn plan_edits(
+    rule: &CompiledRule,
+    m: &Found<'_>,
+    input: &StepInput<'_>,
+    signatures: &mut Signatures,
+) -> Result<Vec<Edit>, ActionFailure> {
+    let text = input.text;
+    let site = Site {
+        source: text,
+        root: input.parsed.tree.root_node(),
+        node: m.node,
+        bindings: &m.bindings,
+    };
+    let edits = actions::plan(&rule.rule.action, &site, signatures)?;
+    if rule.rule.preserve_lines {
+        keeps_lines(&edits, text)?;
+    }
+    // A file with Windows line ends gets them in inserted code too.
+    let crlf = text.find('\n').is_some_and(|i| text[..i].ends_with('\r'));
+    Ok(if crlf {
+        edits.into_iter().map(Edit::to_crlf).collect()
+    } else {
+        edits
+    })
 }
 
 /// Marks the reports of `failed` rules as failed.

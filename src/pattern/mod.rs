@@ -298,7 +298,7 @@ fn convert(
     if node.child_count() == 0 {
         return Ok(PatNode::Node(NodePattern {
             kind: node.kind().to_string(),
-            kind_ids: crate::grammar::kind_ids(node.kind(), node.is_named()),
+            kind_ids: crate::python::grammar::kind_ids(node.kind(), node.is_named()),
             named: node.is_named(),
             text: node.is_named().then(|| node_text.to_string()),
             children: Vec::new(),
@@ -332,7 +332,7 @@ fn convert(
     }
     Ok(PatNode::Node(NodePattern {
         kind: node.kind().to_string(),
-        kind_ids: crate::grammar::kind_ids(node.kind(), node.is_named()),
+        kind_ids: crate::python::grammar::kind_ids(node.kind(), node.is_named()),
         named: node.is_named(),
         text: None,
         children: children.into_iter().map(|(f, c, _)| (f, c)).collect(),

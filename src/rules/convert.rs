@@ -14,7 +14,7 @@ use super::action::{ArgReader, action_names, action_spec};
 use super::error::{RuleError, RuleErrorKind, did_you_mean};
 use super::model::{
     Action, Expect, Inside, NameFilter, OnMiss, Origin, Phase, Requirement, Rule, Snippet, Spanned,
-    TEST_ERROR_KINDS, TestCase, TestExpectation, When, normalize_package,
+    When, normalize_package,
 };
 use super::spans::{Path, Seg, SpanIndex};
 use crate::source::SourceFile;
@@ -37,16 +37,6 @@ pub const RULE_KEYS: &[&str] = &[
     "when",
     "preserve_lines",
     "tests",
-];
-/// The keys of a test case.
-pub const TEST_KEYS: &[&str] = &[
-    "name",
-    "before",
-    "with",
-    "phase",
-    "path",
-    "unchanged",
-    "error",
 ];
 /// The keys of `inside`.
 pub const INSIDE_KEYS: &[&str] = &["class", "function", "loop"];
@@ -235,126 +225,58 @@ impl Cx<'_> {
 
     fn rule(&self, path: Path, map: &Mapping) -> Result<Rule, RuleError> {
         self.check_keys(&path, map, RULE_KEYS, "a rule")?;
+        // Keys are read in this order, so the first of several mistakes is the one reported.
         let field = |key: &str| map.get(key).map(|v| (key_path(&path, key), v));
-        let missing = |key: &str| {
-            self.error(
-                RuleErrorKind::MissingKey {
+        let required = |key: &str| {
+            field(key).ok_or_else(|| {
+                let within = "a rule".to_string();
+                let kind = RuleErrorKind::MissingKey {
                     key: key.to_string(),
-                    within: "a rule".to_string(),
-                },
-                self.spans.value(&path),
-            )
+                    within,
+                };
+                self.error(kind, self.spans.value(&path))
+            })
         };
-
-        let id = match field("id") {
-            Some((p, v)) => self.string(&p, "id", v)?,
-            None => return Err(missing("id")),
-        };
-        // The DSL's `rule ID` takes exactly these characters; one rule must read the same in
-        // both syntaxes, so YAML ids are held to them too.
-        let id_char = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.');
-        if id.value.is_empty() || !id.value.chars().all(id_char) {
-            return Err(self.invalid(
-                &key_path(&path, "id"),
-                "id",
-                "an id is one word of letters, digits, `_`, `-` and `.`",
-            ));
-        }
+        let (p, v) = required("id")?;
+        let id = self.id(&p, v)?;
         let description = field("description")
-            .map(|(p, v)| self.string(&p, "description", v))
-            .transpose()?
-            .map(|s| s.value);
-        let requires = match field("requires") {
-            Some((p, v)) => self.requires(&p, v)?,
-            None => Vec::new(),
-        };
-        let phase = match field("phase") {
-            Some((p, v)) => self.phase(&p, v)?,
-            None => Phase::default(),
-        };
-        let files = match field("files") {
-            Some((p, v)) => self.globs(&p, v)?,
-            None => Vec::new(),
-        };
-        let inside = match field("inside") {
-            Some((p, v)) => self.inside(&p, v)?,
-            None => Inside::default(),
-        };
-        let pattern = match field("match") {
-            Some((p, v)) => self.snippet(&p, "match", v)?,
-            None => return Err(missing("match")),
-        };
-        let unless = field("unless")
-            .map(|(p, v)| self.snippet(&p, "unless", v))
+            .map(|(p, v)| self.string(&p, "description", v).map(|s| s.value))
             .transpose()?;
-        let not_inside = field("not_inside")
-            .map(|(p, v)| self.snippet(&p, "not_inside", v))
-            .transpose()?;
-        let after = match field("after") {
-            Some((p, v)) => self.strings(&p, "after", v)?,
-            None => Vec::new(),
+        let requires = field("requires").map(|(p, v)| self.requires(&p, v));
+        let requires = requires.transpose()?.unwrap_or_default();
+        let phase = field("phase").map(|(p, v)| self.phase(&p, v));
+        let phase = phase.transpose()?.unwrap_or_default();
+        let files = field("files").map(|(p, v)| self.globs(&p, v));
+        let files = files.transpose()?.unwrap_or_default();
+        let inside = field("inside").map(|(p, v)| self.inside(&p, v));
+        let inside = inside.transpose()?.unwrap_or_default();
+        let (p, v) = required("match")?;
+        let pattern = self.snippet(&p, "match", v)?;
+        let code = |key: &str| {
+            field(key)
+                .map(|(p, v)| self.snippet(&p, key, v))
+                .transpose()
         };
-        let action = match field("action") {
-            Some((p, v)) => self.action(&p, v)?,
-            None => return Err(missing("action")),
-        };
+        let unless = code("unless")?;
+        let not_inside = code("not_inside")?;
+        let after = field("after").map(|(p, v)| self.strings(&p, "after", v));
+        let after = after.transpose()?.unwrap_or_default();
+        let (p, v) = required("action")?;
+        let action = self.action(&p, v)?;
         let expect = field("expect")
             .map(|(p, v)| self.expect(&p, v))
             .transpose()?;
-        let when = match field("when") {
-            Some((p, Value::Mapping(m))) => {
-                self.check_keys(&p, m, &["has", "lacks", "contains", "lacks_text"], "`when`")?;
-                let code = |k: &str| {
-                    m.get(k)
-                        .map(|v| self.snippet(&key_path(&p, k), k, v))
-                        .transpose()
-                };
-                let text = |k: &str| {
-                    m.get(k)
-                        .map(|v| self.string(&key_path(&p, k), k, v))
-                        .transpose()
-                };
-                When {
-                    has: code("has")?,
-                    lacks: code("lacks")?,
-                    contains: text("contains")?,
-                    lacks_text: text("lacks_text")?,
-                }
-            }
-            Some((p, v)) => return Err(self.wrong_type(&p, "when", "a mapping of probes", v)),
-            None => When::default(),
-        };
+        let when = field("when").map(|(p, v)| self.when(&p, v));
+        let when = when.transpose()?.unwrap_or_default();
         let preserve_lines = match field("preserve_lines") {
             Some((_, Value::Bool(b))) => *b,
             Some((p, v)) => return Err(self.wrong_type(&p, "preserve_lines", "true or false", v)),
             None => false,
         };
-        let on_miss = match field("on_miss") {
-            Some((p, v)) => {
-                let s = self.string(&p, "on_miss", v)?;
-                match s.value.as_str() {
-                    "error" => OnMiss::Error,
-                    "warn" => OnMiss::Warn,
-                    "skip" => OnMiss::Skip,
-                    other => {
-                        let e = self.invalid(
-                            &p,
-                            "on_miss",
-                            format!("`{other}` is not error, warn or skip"),
-                        );
-                        return Err(match did_you_mean(other, &["error", "warn", "skip"]) {
-                            Some(s) => e.with_help(format!("did you mean `{s}`?")),
-                            None => e,
-                        });
-                    }
-                }
-            }
-            None => OnMiss::Error,
-        };
-        let tests = match field("tests") {
-            Some((p, v)) => self.tests(&p, v)?,
-            None => Vec::new(),
-        };
+        let on_miss = field("on_miss").map(|(p, v)| self.on_miss(&p, v));
+        let on_miss = on_miss.transpose()?.unwrap_or(OnMiss::Error);
+        let tests = field("tests").map(|(p, v)| self.tests(&p, v));
+        let tests = tests.transpose()?.unwrap_or_default();
         Ok(Rule {
             id,
             description,
@@ -377,6 +299,66 @@ impl Cx<'_> {
                 span: self.spans.value(&path),
             },
         })
+    }
+
+    /// A rule id: one word the DSL's `rule ID` can write too, so one rule reads the same in
+    /// both syntaxes.
+    fn id(&self, path: &[Seg], value: &Value) -> Result<Spanned<String>, RuleError> {
+        let id = self.string(path, "id", value)?;
+        let id_char = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.');
+        if id.value.is_empty() || !id.value.chars().all(id_char) {
+            return Err(self.invalid(
+                path,
+                "id",
+                "an id is one word of letters, digits, `_`, `-` and `.`",
+            ));
+        }
+        Ok(id)
+    }
+
+    /// The `when` probes.
+    fn when(&self, p: &[Seg], value: &Value) -> Result<When, RuleError> {
+        let Value::Mapping(m) = value else {
+            return Err(self.wrong_type(p, "when", "a mapping of probes", value));
+        };
+        self.check_keys(p, m, &["has", "lacks", "contains", "lacks_text"], "`when`")?;
+        let code = |k: &str| {
+            m.get(k)
+                .map(|v| self.snippet(&key_path(p, k), k, v))
+                .transpose()
+        };
+        let text = |k: &str| {
+            m.get(k)
+                .map(|v| self.string(&key_path(p, k), k, v))
+                .transpose()
+        };
+        Ok(When {
+            has: code("has")?,
+            lacks: code("lacks")?,
+            contains: text("contains")?,
+            lacks_text: text("lacks_text")?,
+        })
+    }
+
+    /// What a missed `expect` does.
+    fn on_miss(&self, p: &[Seg], value: &Value) -> Result<OnMiss, RuleError> {
+        let s = self.string(p, "on_miss", value)?;
+        match s.value.as_str() {
+            "error" => Ok(OnMiss::Error),
+            "warn" => Ok(OnMiss::Warn),
+            "skip" => Ok(OnMiss::Skip),
+            other => {
+                let e = self.invalid(
+                    p,
+                    "on_miss",
+                    format!("`{other}` is not error, warn or skip"),
+                );
+                Err(match did_you_mean(other, &["error", "warn", "skip"]) {
+                    Some(s) => e.with_help(format!("did you mean `{s}`?")),
+                    None => e,
+                })
+            }
+        }
     }
 
     fn requires(&self, path: &[Seg], value: &Value) -> Result<Vec<Requirement>, RuleError> {
@@ -437,7 +419,7 @@ impl Cx<'_> {
         Ok(out)
     }
 
-    fn phase(&self, path: &[Seg], value: &Value) -> Result<Phase, RuleError> {
+    pub(super) fn phase(&self, path: &[Seg], value: &Value) -> Result<Phase, RuleError> {
         let name = self.string(path, "phase", value)?;
         Phase::from_str(&name.value).map_err(|()| {
             let names: Vec<&str> = Phase::ALL.iter().map(|p| p.name()).collect();
@@ -547,125 +529,6 @@ impl Cx<'_> {
             name: spec.name(),
             args,
         })
-    }
-
-    fn tests(&self, path: &[Seg], value: &Value) -> Result<Vec<TestCase>, RuleError> {
-        let Value::Sequence(items) = value else {
-            return Err(self.wrong_type(path, "tests", "a list of test cases", value));
-        };
-        let mut cases: Vec<TestCase> = Vec::new();
-        for (i, item) in items.iter().enumerate() {
-            let p = child(path, Seg::Index(i));
-            let Value::Mapping(map) = item else {
-                return Err(self.wrong_type(&p, "tests", "a test case mapping", item));
-            };
-            self.check_keys(&p, map, TEST_KEYS, "a test case")?;
-            let get = |key: &str| map.get(key).map(|v| (key_path(&p, key), v));
-            let missing = |key: &str| {
-                self.error(
-                    RuleErrorKind::MissingKey {
-                        key: key.to_string(),
-                        within: "a test case".into(),
-                    },
-                    self.spans.value(&p),
-                )
-            };
-            let name = match get("name") {
-                Some((np, v)) => self.string(&np, "name", v)?,
-                None => return Err(missing("name")),
-            };
-            if !name
-                .value
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
-                || name.value.is_empty()
-            {
-                return Err(self.invalid(
-                    &key_path(&p, "name"),
-                    "name",
-                    "a test name is a file name: letters, digits, `-`, `_`, `.`",
-                ));
-            }
-            if cases.iter().any(|c| c.name.value == name.value) {
-                return Err(self.invalid(
-                    &key_path(&p, "name"),
-                    "name",
-                    format!("another test case is named `{}`", name.value),
-                ));
-            }
-            let before = match get("before") {
-                Some((bp, v)) => self.string(&bp, "before", v)?.value,
-                None => return Err(missing("before")),
-            };
-            let mut versions = Vec::new();
-            if let Some((wp, v)) = get("with") {
-                let Value::Mapping(m) = v else {
-                    return Err(self.wrong_type(&wp, "with", "a mapping of package to version", v));
-                };
-                for (k, ver) in m {
-                    let Some(package) = k.as_str() else {
-                        return Err(self.wrong_type(&wp, "with", "a package name", k));
-                    };
-                    let vp = key_path(&wp, package);
-                    let Value::String(text) = ver else {
-                        return Err(self
-                            .wrong_type(&vp, package, "a quoted version", ver)
-                            .with_help(
-                                "quote versions: \"4.57.6\" (4.50 and 4.5 are different versions)",
-                            ));
-                    };
-                    if let Err(e) = pep440_rs::Version::from_str(text) {
-                        return Err(self.invalid(&vp, package, e.to_string()));
-                    }
-                    versions.push((normalize_package(package), text.clone()));
-                }
-            }
-            let phase = get("phase").map(|(pp, v)| self.phase(&pp, v)).transpose()?;
-            let test_path = get("path")
-                .map(|(pp, v)| self.string(&pp, "path", v))
-                .transpose()?
-                .map(|s| s.value);
-            let unchanged = match get("unchanged") {
-                Some((_, Value::Bool(b))) => *b,
-                Some((up, v)) => return Err(self.wrong_type(&up, "unchanged", "true or false", v)),
-                None => false,
-            };
-            let error = get("error")
-                .map(|(ep, v)| {
-                    let kind = self.string(&ep, "error", v)?;
-                    if TEST_ERROR_KINDS.contains(&kind.value.as_str()) {
-                        Ok(kind.value)
-                    } else {
-                        Err(self.invalid(
-                            &ep,
-                            "error",
-                            format!("expected one of {}", TEST_ERROR_KINDS.join(", ")),
-                        ))
-                    }
-                })
-                .transpose()?;
-            let expectation = match (unchanged, error) {
-                (true, Some(_)) => {
-                    return Err(self.invalid(
-                        &p,
-                        "tests",
-                        "a case expects `unchanged` or an `error`, not both",
-                    ));
-                }
-                (true, None) => TestExpectation::Unchanged,
-                (false, Some(kind)) => TestExpectation::Error(kind),
-                (false, None) => TestExpectation::Snapshot,
-            };
-            cases.push(TestCase {
-                name,
-                before,
-                versions,
-                phase,
-                path: test_path,
-                expectation,
-            });
-        }
-        Ok(cases)
     }
 
     fn expect(&self, path: &[Seg], value: &Value) -> Result<Expect, RuleError> {

@@ -52,24 +52,7 @@ pub fn to_value(rule: &Rule) -> Value {
             Value::Sequence(rule.files.iter().map(|f| f.value.clone().into()).collect()),
         );
     }
-    let mut inside = Mapping::new();
-    let filter = |f: &NameFilter| match f {
-        NameFilter::Exact(name) => Value::String(name.value.clone()),
-        NameFilter::Regex(re) => {
-            let mut m = Mapping::new();
-            m.insert("regex".into(), original_regex(&re.value).into());
-            Value::Mapping(m)
-        }
-    };
-    if let Some(c) = &rule.inside.class {
-        inside.insert("class".into(), filter(c));
-    }
-    if let Some(f) = &rule.inside.function {
-        inside.insert("function".into(), filter(f));
-    }
-    if let Some(l) = &rule.inside.loop_header {
-        inside.insert("loop".into(), l.text.clone().into());
-    }
+    let inside = inside_value(rule);
     if !inside.is_empty() {
         put("inside", Value::Mapping(inside));
     }
@@ -90,19 +73,7 @@ pub fn to_value(rule: &Rule) -> Value {
     if let Some(e) = rule.expect {
         put("expect", expect_value(e));
     }
-    let mut when = Mapping::new();
-    if let Some(s) = &rule.when.has {
-        when.insert("has".into(), s.text.clone().into());
-    }
-    if let Some(s) = &rule.when.lacks {
-        when.insert("lacks".into(), s.text.clone().into());
-    }
-    if let Some(s) = &rule.when.contains {
-        when.insert("contains".into(), s.value.clone().into());
-    }
-    if let Some(s) = &rule.when.lacks_text {
-        when.insert("lacks_text".into(), s.value.clone().into());
-    }
+    let when = when_value(rule);
     if !when.is_empty() {
         put("when", Value::Mapping(when));
     }
@@ -119,6 +90,47 @@ pub fn to_value(rule: &Rule) -> Value {
         );
     }
     Value::Mapping(map)
+}
+
+/// The `inside` mapping of a rule (empty when it has no scope).
+fn inside_value(rule: &Rule) -> Mapping {
+    let mut inside = Mapping::new();
+    let filter = |f: &NameFilter| match f {
+        NameFilter::Exact(name) => Value::String(name.value.clone()),
+        NameFilter::Regex(re) => {
+            let mut m = Mapping::new();
+            m.insert("regex".into(), original_regex(&re.value).into());
+            Value::Mapping(m)
+        }
+    };
+    if let Some(c) = &rule.inside.class {
+        inside.insert("class".into(), filter(c));
+    }
+    if let Some(f) = &rule.inside.function {
+        inside.insert("function".into(), filter(f));
+    }
+    if let Some(l) = &rule.inside.loop_header {
+        inside.insert("loop".into(), l.text.clone().into());
+    }
+    inside
+}
+
+/// The `when` mapping of a rule (empty when it has no probe).
+fn when_value(rule: &Rule) -> Mapping {
+    let mut when = Mapping::new();
+    if let Some(s) = &rule.when.has {
+        when.insert("has".into(), s.text.clone().into());
+    }
+    if let Some(s) = &rule.when.lacks {
+        when.insert("lacks".into(), s.text.clone().into());
+    }
+    if let Some(s) = &rule.when.contains {
+        when.insert("contains".into(), s.value.clone().into());
+    }
+    if let Some(s) = &rule.when.lacks_text {
+        when.insert("lacks_text".into(), s.value.clone().into());
+    }
+    when
 }
 
 fn test_value(case: &TestCase) -> Value {

@@ -275,83 +275,10 @@ fn logical_lines(b: &[u8]) -> Option<Vec<Line>> {
             i += 1;
         }
         let first = i;
-        let mut depth = 0usize;
-        let mut last_significant = None;
-        let mut last_at = first;
-        let mut assigns = false;
-        let mut punctuation = 0u32;
-        while i < b.len() {
-            // Names and spaces are most of any file, and mean nothing to the scan but where
-            // the line's last token ends.
-            if is_name_byte(b[i]) {
-                i += 1;
-                while i < b.len() && is_name_byte(b[i]) {
-                    i += 1;
-                }
-                last_significant = Some(b[i - 1]);
-                last_at = i - 1;
-                continue;
-            }
-            if b[i] == b' ' {
-                i += 1;
-                continue;
-            }
-            match b[i] {
-                b'\n' if depth == 0 => {
-                    i += 1;
-                    break;
-                }
-                b'#' => {
-                    i = memchr::memchr(b'\n', &b[i..]).map_or(b.len(), |n| i + n);
-                    continue;
-                }
-                b'\\' if matches!(b.get(i + 1), Some(b'\n')) => i += 2,
-                b'\\' if b.get(i + 1) == Some(&b'\r') && b.get(i + 2) == Some(&b'\n') => i += 3,
-                b'\'' | b'"' => {
-                    i = skip_string(b, i, 0)?;
-                    last_significant = Some(b'"');
-                    last_at = i - 1;
-                }
-                c => {
-                    punctuation |= PUNCTUATION_BITS[usize::from(c)];
-                    match c {
-                        b'(' | b'[' | b'{' => depth += 1,
-                        b')' | b']' | b'}' => depth = depth.saturating_sub(1),
-                        // A line starting with `=` assigns nothing (and has no byte before).
-                        b'=' if depth == 0
-                            && i > first
-                            && b.get(i + 1) != Some(&b'=')
-                            && !b"=!<>+-*/%&|^@:".contains(&b[i - 1]) =>
-                        {
-                            assigns = true;
-                        }
-                        _ => {}
-                    }
-                    if !c.is_ascii_whitespace() {
-                        last_significant = Some(c);
-                        last_at = i;
-                    }
-                    i += 1;
-                }
-            }
-        }
-        let kind = if last_significant.is_none() {
-            Kind::Blank
-        } else if b[first] == b'@' {
-            Kind::Decorator
-        } else if ["elif", "else", "except", "finally"]
-            .iter()
-            .any(|k| starts_keyword(&b[first..], k.as_bytes()))
-        {
-            Kind::Clause
-        } else if last_significant == Some(b':') && starts_keyword(&b[first..], b"case") {
-            Kind::Case
-        } else if last_significant == Some(b':') {
-            Kind::Header
-        } else {
-            Kind::Simple
-        };
-        if kind != Kind::Blank && !could_be_python(&b[first..=last_at]) {
+        let scan = scan_line(b, first)?;
+        i = scan.end;
+        let kind = line_kind(&b[first..], scan.last_significant);
+        if kind != Kind::Blank && !could_be_python(&b[first..=scan.last_at]) {
             return None;
         }
         lines.push(Line {
@@ -359,12 +286,119 @@ fn logical_lines(b: &[u8]) -> Option<Vec<Line>> {
             end: i,
             indent,
             kind,
-            assigns: assigns && kind == Kind::Simple,
-            punctuation,
+            assigns: scan.assigns && kind == Kind::Simple,
+            punctuation: scan.punctuation,
             opens_try: kind == Kind::Header && starts_keyword(&b[first..], b"try"),
         });
     }
     Some(lines)
+}
+
+/// What the scan of one logical line found.
+struct LineScan {
+    /// Just past the line's end (its newline included).
+    end: usize,
+    /// The last byte that is not space or a comment (`"` for a string).
+    last_significant: Option<u8>,
+    /// Where that byte is.
+    last_at: usize,
+    /// Whether an `=` stands outside all brackets.
+    assigns: bool,
+    /// The punctuation the line holds outside strings and comments.
+    punctuation: u32,
+}
+
+/// Scans the logical line whose first token starts at `first`: through brackets, strings,
+/// comments and backslash continuations to its end. `None` where a string does not close.
+#[inline]
+fn scan_line(b: &[u8], first: usize) -> Option<LineScan> {
+    let mut i = first;
+    let mut depth = 0usize;
+    let mut scan = LineScan {
+        end: first,
+        last_significant: None,
+        last_at: first,
+        assigns: false,
+        punctuation: 0,
+    };
+    while i < b.len() {
+        // Names and spaces are most of any file, and mean nothing to the scan but where the
+        // line's last token ends.
+        if is_name_byte(b[i]) {
+            i += 1;
+            while i < b.len() && is_name_byte(b[i]) {
+                i += 1;
+            }
+            scan.last_significant = Some(b[i - 1]);
+            scan.last_at = i - 1;
+            continue;
+        }
+        if b[i] == b' ' {
+            i += 1;
+            continue;
+        }
+        match b[i] {
+            b'\n' if depth == 0 => {
+                i += 1;
+                break;
+            }
+            b'#' => {
+                i = memchr::memchr(b'\n', &b[i..]).map_or(b.len(), |n| i + n);
+                continue;
+            }
+            b'\\' if matches!(b.get(i + 1), Some(b'\n')) => i += 2,
+            b'\\' if b.get(i + 1) == Some(&b'\r') && b.get(i + 2) == Some(&b'\n') => i += 3,
+            b'\'' | b'"' => {
+                i = skip_string(b, i, 0)?;
+                scan.last_significant = Some(b'"');
+                scan.last_at = i - 1;
+            }
+            c => {
+                scan.punctuation |= PUNCTUATION_BITS[usize::from(c)];
+                match c {
+                    b'(' | b'[' | b'{' => depth += 1,
+                    b')' | b']' | b'}' => depth = depth.saturating_sub(1),
+                    // A line starting with `=` assigns nothing (and has no byte before).
+                    b'=' if depth == 0
+                        && i > first
+                        && b.get(i + 1) != Some(&b'=')
+                        && !b"=!<>+-*/%&|^@:".contains(&b[i - 1]) =>
+                    {
+                        scan.assigns = true;
+                    }
+                    _ => {}
+                }
+                if !c.is_ascii_whitespace() {
+                    scan.last_significant = Some(c);
+                    scan.last_at = i;
+                }
+                i += 1;
+            }
+        }
+    }
+    scan.end = i;
+    Some(scan)
+}
+
+/// The kind of a logical line from its text (`line`, from its first token) and its last
+/// significant byte.
+fn line_kind(line: &[u8], last_significant: Option<u8>) -> Kind {
+    if last_significant.is_none() {
+        Kind::Blank
+    } else if line[0] == b'@' {
+        Kind::Decorator
+    } else if ["elif", "else", "except", "finally"]
+        .iter()
+        .any(|k| starts_keyword(line, k.as_bytes()))
+    {
+        Kind::Clause
+    } else if last_significant == Some(b':') && starts_keyword(line, b"case") {
+        Kind::Case
+    } else if last_significant == Some(b':') {
+        Kind::Header
+    } else {
+        Kind::Simple
+    }
 }
 
 /// Whether a logical line (from its first token to its last) could be Python as far as its
@@ -516,180 +550,4 @@ fn skip_format_spec(b: &[u8], at: usize, nesting: usize) -> Option<usize> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Every occurrence of `needle` as an anchor.
-    fn at<'a>(text: &str, needle: &str) -> Anchor<'a> {
-        Anchor {
-            offsets: text.match_indices(needle).map(|(i, _)| i).collect(),
-            also: Vec::new(),
-        }
-    }
-
-    fn region_texts<'t>(text: &'t str, needle: &str) -> Vec<&'t str> {
-        statement_regions(text, &[at(text, needle)], &[])
-            .expect("scannable")
-            .into_iter()
-            .map(|r| &text[r])
-            .collect()
-    }
-
-    #[test]
-    fn a_simple_statement_is_its_logical_line() {
-        let text = "a = 1\nb = call(\n    x,  # ) not a bracket\n    \"str ( \",\n)\nc = 3\n";
-        assert_eq!(
-            region_texts(text, "call"),
-            ["b = call(\n    x,  # ) not a bracket\n    \"str ( \",\n)\n"]
-        );
-    }
-
-    #[test]
-    fn a_header_takes_its_first_statement_and_a_clause_the_whole_statement() {
-        let text = "def f():\n    if key(x):\n        a = 1\n        b = 2\n\n    # note\n    elif y:\n        b = 2\n    else:\n        c = 3\n    d = 4\n";
-        assert_eq!(
-            region_texts(text, "key"),
-            ["    if key(x):\n        a = 1\n"]
-        );
-        // From a clause, the statement up to it, which is the whole statement here.
-        let text2 = text
-            .replace("elif y", "elif key(y)")
-            .replace("if key(x)", "if x");
-        assert_eq!(
-            region_texts(&text2, "key"),
-            [
-                "    if x:\n        a = 1\n        b = 2\n\n    # note\n    elif key(y):\n        b = 2\n    else:\n        c = 3\n"
-            ]
-        );
-        // A nested header's first statement, past decorators; a `try` needs its clauses.
-        let text3 = "class K(key):\n    @p\n    def g(self):\n        return 1\n    x = 2\n";
-        assert_eq!(
-            region_texts(text3, "key"),
-            ["class K(key):\n    @p\n    def g(self):\n        return 1\n"]
-        );
-        let text4 = "try:\n    key()\nexcept E:\n    pass\nz = 1\n";
-        assert_eq!(
-            region_texts(text4, "try"),
-            ["try:\n    key()\nexcept E:\n    pass\n"]
-        );
-    }
-
-    #[test]
-    fn decorators_belong_to_their_definition() {
-        let text = "x = 0\n@first\n@second(key)\ndef f():\n    return 1\n    return 2\ny = 2\n";
-        assert_eq!(
-            region_texts(text, "key"),
-            ["@first\n@second(key)\ndef f():\n    return 1\n"]
-        );
-    }
-
-    #[test]
-    fn strings_hide_brackets_comments_and_line_ends() {
-        let statements = [
-            "a = '''\nkey = (\n'''\n",
-            "b = r'\\' key'\n",
-            "c = f\"{d[\"k\"]:>{width}} key {{\"\n",
-            "e = key\n",
-        ];
-        // Blank lines between the statements keep their regions apart.
-        let text = statements.join("\n");
-        assert_eq!(region_texts(&text, "key"), statements);
-    }
-
-    #[test]
-    fn assignments_are_found_without_anchors() {
-        let text = concat!(
-            "import x\n",
-            "a = f(1)\n",
-            "if a == b:\n",
-            "    c[0] += 1\n",
-            "\n",
-            "    d: int = g(h=2)\n",
-            "f(k=3)\n",
-            "\n",
-            "while (n := 1) >= 0: m = 4\n",
-        );
-        let regions: Vec<&str> = statement_regions(text, &[], &[punctuation("=")])
-            .unwrap()
-            .into_iter()
-            .map(|r| &text[r])
-            .collect();
-        assert_eq!(
-            regions,
-            [
-                "a = f(1)\n",
-                "    d: int = g(h=2)\n",
-                "while (n := 1) >= 0: m = 4\n"
-            ]
-        );
-    }
-
-    #[test]
-    fn continuations_and_comments() {
-        let text = "x = 1 + \\\n    key\n# key in a comment\ny = 2\n";
-        assert_eq!(region_texts(text, "key"), ["x = 1 + \\\n    key\n"]);
-    }
-
-    #[test]
-    fn lines_tree_sitter_would_join_are_left_to_the_whole_parse() {
-        for text in [
-            "x = a.\ny = f(1)\n",
-            "x = a and\ny = f(1)\n",
-            "x = a\n.b\n",
-            "x = a\nor b\n",
-        ] {
-            assert_eq!(
-                statement_regions(text, &[at(text, "x")], &[]),
-                None,
-                "{text:?}"
-            );
-        }
-        // Their valid neighbours are not.
-        for text in [
-            "from m import *\n",
-            "x = 1,\n",
-            "def f():\n    ...\n",
-            "x = ...\n",
-            "x = 'a.'\n",
-            "x = a  # and\n",
-        ] {
-            assert!(
-                statement_regions(text, &[at(text, "x")], &[]).is_some(),
-                "{text:?}"
-            );
-        }
-    }
-
-    #[test]
-    fn a_text_may_start_with_an_equals_sign() {
-        // Not Python, so left to the whole parse; but no panic.
-        assert_eq!(
-            statement_regions("=x\n", &[at("=x\n", "x")], &[punctuation("=")]),
-            None
-        );
-    }
-
-    #[test]
-    fn an_anchor_counts_only_on_lines_holding_the_other_literals() {
-        let text = "a = self.mlp(h)\nb = mlp(h)\nc = [self,\n     mlp]\n";
-        let anchor = Anchor {
-            offsets: text.match_indices("mlp").map(|(i, _)| i).collect(),
-            also: vec!["self"],
-        };
-        let regions: Vec<&str> = statement_regions(text, &[anchor], &[])
-            .unwrap()
-            .into_iter()
-            .map(|r| &text[r])
-            .collect();
-        assert_eq!(regions, ["a = self.mlp(h)\n", "c = [self,\n     mlp]\n"]);
-    }
-
-    #[test]
-    fn deep_fstring_nesting_gives_up() {
-        let mut text = String::from("x = ");
-        for _ in 0..100 {
-            text.push_str("f'{");
-        }
-        assert!(statement_regions(&text, &[at(&text, "x")], &[]).is_none());
-    }
-}
+mod tests;

@@ -1,5 +1,8 @@
 //! tree-sitter-python: parsing and the syntax-tree helpers every stage shares.
 
+pub mod grammar;
+pub mod regions;
+
 use std::cell::RefCell;
 use std::ops::Range;
 

@@ -1,0 +1,82 @@
+//! What the rule set precomputes for finding candidates fast: which rules are rooted in each
+//! node kind, below which kinds each may stand, and what an assignment rule's statements hold.
+
+use super::CompiledRule;
+use crate::pattern::{NodePattern, PatNode};
+use crate::python;
+
+/// Whether a pattern rooted at `root` is an assignment (alone or as a statement) with its `=`:
+/// tree-sitter-python has assignments only in expression statements (or chained in other
+/// assignments), so that `=` stands outside all brackets of the statement's logical line.
+pub(super) fn assigns_at_top(root: &NodePattern) -> bool {
+    let assignment = match (root.kind.as_str(), root.children.as_slice()) {
+        ("assignment", _) => root,
+        ("expression_statement", [(_, PatNode::Node(only))]) if only.kind == "assignment" => only,
+        _ => return false,
+    };
+    assignment
+        .children
+        .iter()
+        .any(|(_, c)| matches!(c, PatNode::Node(t) if t.kind == "=" && !t.named))
+}
+
+/// The punctuation of a pattern's tokens, leaving out strings (whose parts are text, and whose
+/// interpolations the region scan does not look into).
+pub(super) fn pattern_punctuation(root: &PatNode) -> u32 {
+    let PatNode::Node(node) = root else {
+        return 0;
+    };
+    if node.kind == "string" {
+        return 0;
+    }
+    let own = if node.named {
+        0
+    } else {
+        crate::python::regions::punctuation(&node.kind)
+    };
+    node.children
+        .iter()
+        .fold(own, |mask, (_, child)| mask | pattern_punctuation(child))
+}
+
+/// For each node kind id of tree-sitter-python, the rules whose pattern root has that kind; a
+/// pattern rooted in a metavariable can start at any named node.
+pub(super) fn by_root_kind(rules: &[CompiledRule]) -> Vec<Vec<usize>> {
+    let language = python::language();
+    let mut by_kind: Vec<Vec<usize>> = vec![Vec::new(); language.node_kind_count()];
+    for (i, rule) in rules.iter().enumerate() {
+        match &rule.pattern.root {
+            PatNode::Node(n) => {
+                for &id in crate::python::grammar::kind_ids(&n.kind, n.named) {
+                    by_kind[usize::from(id)].push(i);
+                }
+            }
+            PatNode::Var(_) | PatNode::Multi(_) => {
+                for (id, rules) in by_kind.iter_mut().enumerate() {
+                    if language.node_kind_is_named(id as u16) {
+                        rules.push(i);
+                    }
+                }
+            }
+        }
+    }
+    by_kind
+}
+
+/// For each kind id, the rules rooted in some kind that may stand below it.
+pub(super) fn rooted_below(by_root_kind: &[Vec<usize>]) -> Vec<Vec<usize>> {
+    let table = crate::python::grammar::containment();
+    (0..by_root_kind.len())
+        .map(|outer| {
+            let mut rules: Vec<usize> = by_root_kind
+                .iter()
+                .enumerate()
+                .filter(|(inner, _)| table.may_contain(outer as u16, *inner as u16))
+                .flat_map(|(_, rules)| rules.iter().copied())
+                .collect();
+            rules.sort_unstable();
+            rules.dedup();
+            rules
+        })
+        .collect()
+}

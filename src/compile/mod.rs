@@ -1,0 +1,248 @@
+//! Compiles loaded rules: patterns into pattern trees and one shared tree-sitter query,
+//! globs into matchers, templates checked against what the pattern binds.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+mod index;
+mod order;
+mod rule;
+
+use globset::GlobSet;
+use tree_sitter::Query;
+
+use crate::actions;
+use crate::pattern::{LoopPattern, PatNode, Pattern, PatternError};
+use crate::prefilter::Prefilter;
+use crate::python;
+use crate::rules::LoadError;
+use crate::rules::error::{RuleError, RuleErrorKind};
+use crate::rules::model::Rule;
+use index::{assigns_at_top, by_root_kind, pattern_punctuation, rooted_below};
+use order::order;
+use rule::{compile_rule, pattern_error};
+
+/// A rule's place in its rule set: how the engine and the front ends name a rule, rather than
+/// by position or id string.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct RuleId(pub usize);
+
+/// A rule ready to run.
+#[derive(Debug)]
+pub struct CompiledRule {
+    /// The rule as loaded.
+    pub rule: Rule,
+    /// Its `match` pattern.
+    pub pattern: Pattern,
+    /// Its `inside.loop` header, if any.
+    pub loop_pattern: Option<LoopPattern>,
+    /// Its `files` globs; `None` selects every file.
+    pub files: Option<GlobSet>,
+    /// The tree-sitter query that finds candidates for `pattern`.
+    pub query_source: String,
+    /// `unless`: found within a match, the match is left alone.
+    pub unless: Option<Pattern>,
+    /// `not_inside`: found around a match, the match is left alone.
+    pub not_inside: Option<Pattern>,
+    /// `when.has` and `when.lacks`, compiled.
+    pub when_has: Option<Pattern>,
+    /// See `when_has`.
+    pub when_lacks: Option<Pattern>,
+    /// Indexes of the rules named by `after`.
+    pub after: Vec<usize>,
+    /// The planning step within the phase: 0, or one more than the rules it runs after.
+    pub step: usize,
+    /// For a statement-local rule (every match lies in one statement, and matching, planning
+    /// and checking it look at nothing outside it), how the statements that could hold a match
+    /// are found without parsing; `None` for other rules. Files where only such rules run are
+    /// parsed statement by statement (see `regions`).
+    pub locator: Option<Locator>,
+}
+
+/// How a statement-local rule's candidate statements are found from a file's bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Locator {
+    /// The logical lines holding all of the rule's pattern literals (every match does),
+    /// found from the occurrences of whichever is rarest in the file.
+    Anchor,
+    /// The assignment statements holding the pattern's punctuation: every match is an
+    /// assignment, whose `=` stands outside all brackets of its line.
+    Assignment {
+        /// The punctuation of the pattern's tokens outside strings (`regions::punctuation`).
+        punctuation: u32,
+    },
+}
+
+impl CompiledRule {
+    /// The rule's id.
+    pub fn id(&self) -> &str {
+        &self.rule.id.value
+    }
+
+    /// The texts any file this rule matches in must contain: the pattern's and the loop
+    /// header's identifiers and string parts, and the exact class and function names.
+    pub fn literals(&self) -> Vec<String> {
+        use crate::rules::model::NameFilter;
+        let mut out = self.pattern.literals.clone();
+        if let Some(l) = &self.loop_pattern {
+            out.extend(l.literals.iter().cloned());
+        }
+        if let Some(c) = &self.rule.when.contains {
+            out.push(c.value.clone());
+        }
+        for filter in [&self.rule.inside.class, &self.rule.inside.function]
+            .into_iter()
+            .flatten()
+        {
+            if let NameFilter::Exact(name) = filter {
+                out.push(name.value.clone());
+            }
+        }
+        out.sort();
+        out.dedup();
+        out
+    }
+
+    /// How the rule's candidate statements are found (see `locator`). A rule is statement-local
+    /// when its pattern's root can hold no block, so a match lies within one logical line or
+    /// compound-statement header; it has no enclosing-scope conditions (`inside`,
+    /// `not_inside`), no whole-file probes (`when.has`/`lacks`), and an action that edits only
+    /// within the match.
+    fn locate(&self) -> Option<Locator> {
+        let PatNode::Node(root) = &self.pattern.root else {
+            return None;
+        };
+        let root_kinds = crate::python::grammar::kind_ids(&root.kind, root.named);
+        let blocks = crate::python::grammar::kind_ids("block", true);
+        let holds_no_block = !root_kinds.is_empty()
+            && root_kinds.iter().all(|&kind| {
+                blocks.iter().all(|&block| {
+                    kind != block && !crate::python::grammar::containment().may_contain(kind, block)
+                })
+            });
+        let inside = &self.rule.inside;
+        let edits_within_match = actions::unit(&self.rule.action).facts().edits_within_match;
+        let local = holds_no_block
+            && inside.class.is_none()
+            && inside.function.is_none()
+            && inside.loop_header.is_none()
+            && self.not_inside.is_none()
+            && self.when_has.is_none()
+            && self.when_lacks.is_none()
+            && edits_within_match;
+        if !local {
+            None
+        } else if !self.pattern.literals.is_empty() {
+            Some(Locator::Anchor)
+        } else if assigns_at_top(root) {
+            Some(Locator::Assignment {
+                punctuation: pattern_punctuation(&self.pattern.root),
+            })
+        } else {
+            None
+        }
+    }
+
+    /// Whether the rule's `files` select `path` (`/`-separated).
+    pub fn selects(&self, path: &str) -> bool {
+        self.files.as_ref().is_none_or(|g| g.is_match(path))
+    }
+}
+
+/// Compiled rules and the one query that finds candidates for all of them; built once and
+/// shared by every file and thread.
+#[derive(Debug)]
+pub struct RuleSet {
+    /// The rules, in load order; a query pattern's index is its rule's index here.
+    pub rules: Vec<CompiledRule>,
+    /// Every rule's candidate query, one pattern per rule.
+    pub query: Query,
+    /// Which rules could match a file, from its bytes.
+    pub prefilter: Prefilter,
+    /// The rules whose matches are rooted in nodes of each kind, by kind id: a walk of the
+    /// tree that looks up every node here finds the same candidates as the query, far more
+    /// cheaply where the query would have to run over a whole file.
+    pub by_root_kind: Vec<Vec<usize>>,
+    /// By kind id, the rules whose pattern root may stand below a node of that kind (from the
+    /// grammar's node-type table): the walk does not enter a node none of its rules can be
+    /// below, such as an expression when every pattern is a statement.
+    pub rooted_below: Vec<Vec<usize>>,
+}
+
+impl RuleSet {
+    /// The rule `id` names.
+    pub fn rule(&self, id: RuleId) -> &CompiledRule {
+        &self.rules[id.0]
+    }
+
+    /// Loads every rule file `paths` name (files or folders) and compiles them as one set; no
+    /// rule at all is a usage error, so an empty folder never silently patches nothing.
+    pub fn load(paths: &[PathBuf]) -> Result<RuleSet, LoadError> {
+        let mut rules = Vec::new();
+        for path in paths {
+            rules.extend(crate::rules::load_path(path)?);
+        }
+        if rules.is_empty() {
+            let names: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+            return Err(LoadError::NoRules {
+                paths: names.join(", "),
+            });
+        }
+        Ok(RuleSet::compile(rules)?)
+    }
+
+    /// Compiles `rules`; the first error is returned.
+    pub fn compile(rules: Vec<Rule>) -> Result<RuleSet, RuleError> {
+        let mut seen: HashMap<String, usize> = HashMap::new();
+        let mut compiled = Vec::with_capacity(rules.len());
+        for rule in rules {
+            if seen.insert(rule.id.value.clone(), compiled.len()).is_some() {
+                return Err(RuleError::new(
+                    RuleErrorKind::DuplicateId {
+                        id: rule.id.value.clone(),
+                    },
+                    &rule.origin.file,
+                    rule.id.span.clone(),
+                ));
+            }
+            compiled.push(compile_rule(rule)?);
+        }
+        order(&mut compiled, &seen)?;
+        let source: String = compiled
+            .iter()
+            .map(|r| r.query_source.as_str())
+            .collect::<Vec<_>>()
+            .join("\n");
+        let query = Query::new(&python::language(), &source).map_err(|e| {
+            // Compiling each rule's query alone finds the rule the failure came from.
+            let rule = compiled
+                .iter()
+                .find(|r| Query::new(&python::language(), &r.query_source).is_err())
+                .unwrap_or(&compiled[0]);
+            pattern_error(
+                &rule.rule,
+                &rule.rule.pattern,
+                "`match`",
+                PatternError {
+                    range: 0..rule.rule.pattern.text.len(),
+                    reason: format!("cannot be compiled into a query: {}", e.message),
+                    metavar: false,
+                },
+            )
+        })?;
+        let literals: Vec<Vec<String>> = compiled.iter().map(CompiledRule::literals).collect();
+        let inside_matches: Vec<Vec<String>> = compiled
+            .iter()
+            .map(|r| r.pattern.literals.clone())
+            .collect();
+        let by_root_kind = by_root_kind(&compiled);
+        let rooted_below = rooted_below(&by_root_kind);
+        Ok(RuleSet {
+            by_root_kind,
+            rooted_below,
+            prefilter: Prefilter::new(&literals, &inside_matches),
+            rules: compiled,
+            query,
+        })
+    }
+}

@@ -1,0 +1,161 @@
+//! Compiling one rule: its patterns, globs and templates, each checked against the others.
+
+use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
+
+use super::CompiledRule;
+use crate::actions::{self, Needs};
+use crate::pattern::meta::template_metavars;
+use crate::pattern::query::to_query;
+use crate::pattern::{LoopPattern, Pattern, PatternError};
+use crate::rules::error::{RuleError, RuleErrorKind};
+use crate::rules::model::{Rule, Snippet};
+
+pub(super) fn pattern_error(
+    rule: &Rule,
+    snippet: &Snippet,
+    what: &str,
+    e: PatternError,
+) -> RuleError {
+    let kind = if e.metavar {
+        RuleErrorKind::Metavariable { reason: e.reason }
+    } else {
+        RuleErrorKind::PatternSyntax {
+            what: what.to_string(),
+            reason: e.reason,
+        }
+    };
+    RuleError::new(kind, &rule.origin.file, snippet.file_range(e.range))
+}
+
+pub(super) fn compile_rule(rule: Rule) -> Result<CompiledRule, RuleError> {
+    let pattern = Pattern::compile(&rule.pattern.text)
+        .map_err(|e| pattern_error(&rule, &rule.pattern, "`match`", e))?;
+    let loop_pattern = rule
+        .inside
+        .loop_header
+        .as_ref()
+        .map(|s| {
+            LoopPattern::compile(&s.text).map_err(|e| pattern_error(&rule, s, "`inside.loop`", e))
+        })
+        .transpose()?;
+    let needs = actions::unit(&rule.action).facts().needs;
+    if needs == Needs::Function && pattern.root.kind() != Some("function_definition") {
+        return Err(RuleError::new(
+            RuleErrorKind::ActionNeedsFunction {
+                action: rule.action.name().to_string(),
+            },
+            &rule.origin.file,
+            rule.pattern.span.clone(),
+        )
+        .with_help("match a function, e.g. `def __init__($$$P): $$$B`"));
+    }
+    let guard = |snippet: &Option<Snippet>, what: &str| {
+        snippet
+            .as_ref()
+            .map(|s| Pattern::compile(&s.text).map_err(|e| pattern_error(&rule, s, what, e)))
+            .transpose()
+    };
+    let unless = guard(&rule.unless, "`unless`")?;
+    let not_inside = guard(&rule.not_inside, "`not_inside`")?;
+    let when_has = guard(&rule.when.has, "`when.has`")?;
+    let when_lacks = guard(&rule.when.lacks, "`when.lacks`")?;
+    if needs == Needs::Call && !pattern.has_call() {
+        return Err(RuleError::new(
+            RuleErrorKind::ActionNeedsCall {
+                action: rule.action.name().to_string(),
+            },
+            &rule.origin.file,
+            rule.pattern.span.clone(),
+        )
+        .with_help("match a call, e.g. `$OUT = $F($$$ARGS)` or `$F($$$ARGS)`"));
+    }
+    let bound: Vec<&str> = pattern
+        .metavars
+        .iter()
+        .chain(loop_pattern.iter().flat_map(|l| l.metavars.iter()))
+        .map(String::as_str)
+        .collect();
+    for template in actions::unit(&rule.action).templates(&rule.action.args) {
+        check_template(&rule, template, &bound)?;
+    }
+    let files = compile_globs(&rule)?;
+    // Checked when the rule set's one query is built (compiling a query costs milliseconds).
+    let query_source = to_query(&pattern.root);
+    let mut compiled = CompiledRule {
+        rule,
+        pattern,
+        loop_pattern,
+        files,
+        query_source,
+        unless,
+        not_inside,
+        when_has,
+        when_lacks,
+        after: Vec::new(),
+        step: 0,
+        locator: None,
+    };
+    compiled.locator = compiled.locate();
+    Ok(compiled)
+}
+
+fn check_template(rule: &Rule, template: &Snippet, bound: &[&str]) -> Result<(), RuleError> {
+    let used = template_metavars(&template.text).map_err(|e| {
+        RuleError::new(
+            RuleErrorKind::Metavariable { reason: e.reason },
+            &rule.origin.file,
+            template.file_range(e.range),
+        )
+    })?;
+    for (name, range) in used {
+        if !bound.contains(&name.as_str()) {
+            let error = RuleError::new(
+                RuleErrorKind::UnboundMetavariable { name },
+                &rule.origin.file,
+                template.file_range(range),
+            );
+            return Err(if bound.is_empty() {
+                error
+            } else {
+                error.with_help(format!(
+                    "bound here: {}",
+                    bound
+                        .iter()
+                        .map(|b| format!("${b}"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ))
+            });
+        }
+    }
+    Ok(())
+}
+
+/// The rule's `files` globs as one matcher; `None` selects every file.
+fn compile_globs(rule: &Rule) -> Result<Option<GlobSet>, RuleError> {
+    if rule.files.is_empty() {
+        return Ok(None);
+    }
+    let invalid = |reason: String, span| {
+        RuleError::new(
+            RuleErrorKind::InvalidValue {
+                key: "files".into(),
+                reason,
+            },
+            &rule.origin.file,
+            span,
+        )
+    };
+    let mut builder = GlobSetBuilder::new();
+    for glob in &rule.files {
+        let compiled = GlobBuilder::new(&glob.value)
+            .literal_separator(true)
+            .build()
+            .map_err(|e| invalid(e.kind().to_string(), glob.span.clone()))?;
+        builder.add(compiled);
+    }
+    let set = builder
+        .build()
+        .map_err(|e| invalid(e.to_string(), rule.files[0].span.clone()))?;
+    Ok(Some(set))
+}

@@ -1,0 +1,177 @@
+//! Tests of the parent module.
+
+use super::*;
+
+/// Every occurrence of `needle` as an anchor.
+fn at<'a>(text: &str, needle: &str) -> Anchor<'a> {
+    Anchor {
+        offsets: text.match_indices(needle).map(|(i, _)| i).collect(),
+        also: Vec::new(),
+    }
+}
+
+fn region_texts<'t>(text: &'t str, needle: &str) -> Vec<&'t str> {
+    statement_regions(text, &[at(text, needle)], &[])
+        .expect("scannable")
+        .into_iter()
+        .map(|r| &text[r])
+        .collect()
+}
+
+#[test]
+fn a_simple_statement_is_its_logical_line() {
+    let text = "a = 1\nb = call(\n    x,  # ) not a bracket\n    \"str ( \",\n)\nc = 3\n";
+    assert_eq!(
+        region_texts(text, "call"),
+        ["b = call(\n    x,  # ) not a bracket\n    \"str ( \",\n)\n"]
+    );
+}
+
+#[test]
+fn a_header_takes_its_first_statement_and_a_clause_the_whole_statement() {
+    let text = "def f():\n    if key(x):\n        a = 1\n        b = 2\n\n    # note\n    elif y:\n        b = 2\n    else:\n        c = 3\n    d = 4\n";
+    assert_eq!(
+        region_texts(text, "key"),
+        ["    if key(x):\n        a = 1\n"]
+    );
+    // From a clause, the statement up to it, which is the whole statement here.
+    let text2 = text
+        .replace("elif y", "elif key(y)")
+        .replace("if key(x)", "if x");
+    assert_eq!(
+        region_texts(&text2, "key"),
+        [
+            "    if x:\n        a = 1\n        b = 2\n\n    # note\n    elif key(y):\n        b = 2\n    else:\n        c = 3\n"
+        ]
+    );
+    // A nested header's first statement, past decorators; a `try` needs its clauses.
+    let text3 = "class K(key):\n    @p\n    def g(self):\n        return 1\n    x = 2\n";
+    assert_eq!(
+        region_texts(text3, "key"),
+        ["class K(key):\n    @p\n    def g(self):\n        return 1\n"]
+    );
+    let text4 = "try:\n    key()\nexcept E:\n    pass\nz = 1\n";
+    assert_eq!(
+        region_texts(text4, "try"),
+        ["try:\n    key()\nexcept E:\n    pass\n"]
+    );
+}
+
+#[test]
+fn decorators_belong_to_their_definition() {
+    let text = "x = 0\n@first\n@second(key)\ndef f():\n    return 1\n    return 2\ny = 2\n";
+    assert_eq!(
+        region_texts(text, "key"),
+        ["@first\n@second(key)\ndef f():\n    return 1\n"]
+    );
+}
+
+#[test]
+fn strings_hide_brackets_comments_and_line_ends() {
+    let statements = [
+        "a = '''\nkey = (\n'''\n",
+        "b = r'\\' key'\n",
+        "c = f\"{d[\"k\"]:>{width}} key {{\"\n",
+        "e = key\n",
+    ];
+    // Blank lines between the statements keep their regions apart.
+    let text = statements.join("\n");
+    assert_eq!(region_texts(&text, "key"), statements);
+}
+
+#[test]
+fn assignments_are_found_without_anchors() {
+    let text = concat!(
+        "import x\n",
+        "a = f(1)\n",
+        "if a == b:\n",
+        "    c[0] += 1\n",
+        "\n",
+        "    d: int = g(h=2)\n",
+        "f(k=3)\n",
+        "\n",
+        "while (n := 1) >= 0: m = 4\n",
+    );
+    let regions: Vec<&str> = statement_regions(text, &[], &[punctuation("=")])
+        .unwrap()
+        .into_iter()
+        .map(|r| &text[r])
+        .collect();
+    assert_eq!(
+        regions,
+        [
+            "a = f(1)\n",
+            "    d: int = g(h=2)\n",
+            "while (n := 1) >= 0: m = 4\n"
+        ]
+    );
+}
+
+#[test]
+fn continuations_and_comments() {
+    let text = "x = 1 + \\\n    key\n# key in a comment\ny = 2\n";
+    assert_eq!(region_texts(text, "key"), ["x = 1 + \\\n    key\n"]);
+}
+
+#[test]
+fn lines_tree_sitter_would_join_are_left_to_the_whole_parse() {
+    for text in [
+        "x = a.\ny = f(1)\n",
+        "x = a and\ny = f(1)\n",
+        "x = a\n.b\n",
+        "x = a\nor b\n",
+    ] {
+        assert_eq!(
+            statement_regions(text, &[at(text, "x")], &[]),
+            None,
+            "{text:?}"
+        );
+    }
+    // Their valid neighbours are not.
+    for text in [
+        "from m import *\n",
+        "x = 1,\n",
+        "def f():\n    ...\n",
+        "x = ...\n",
+        "x = 'a.'\n",
+        "x = a  # and\n",
+    ] {
+        assert!(
+            statement_regions(text, &[at(text, "x")], &[]).is_some(),
+            "{text:?}"
+        );
+    }
+}
+
+#[test]
+fn a_text_may_start_with_an_equals_sign() {
+    // Not Python, so left to the whole parse; but no panic.
+    assert_eq!(
+        statement_regions("=x\n", &[at("=x\n", "x")], &[punctuation("=")]),
+        None
+    );
+}
+
+#[test]
+fn an_anchor_counts_only_on_lines_holding_the_other_literals() {
+    let text = "a = self.mlp(h)\nb = mlp(h)\nc = [self,\n     mlp]\n";
+    let anchor = Anchor {
+        offsets: text.match_indices("mlp").map(|(i, _)| i).collect(),
+        also: vec!["self"],
+    };
+    let regions: Vec<&str> = statement_regions(text, &[anchor], &[])
+        .unwrap()
+        .into_iter()
+        .map(|r| &text[r])
+        .collect();
+    assert_eq!(regions, ["a = self.mlp(h)\n", "c = [self,\n     mlp]\n"]);
+}
+
+#[test]
+fn deep_fstring_nesting_gives_up() {
+    let mut text = String::from("x = ");
+    for _ in 0..100 {
+        text.push_str("f'{");
+    }
+    assert!(statement_regions(&text, &[at(&text, "x")], &[]).is_none());
+}
