@@ -1,8 +1,6 @@
 //! Each action on a small target, as a snapshot of the patched text.
 
-mod common;
-
-use common::{patch, render, rules, versions};
+use crate::util::{patch, render, rules, versions};
 
 const TARGET: &str = r#"class Block(nn.Module):
     def forward(self, x, mask=None):
@@ -25,6 +23,7 @@ fn apply(rule: &str) -> String {
 
 #[test]
 fn remove_kwargs_leaves_no_dangling_comma() {
+    let _snapshots = crate::util::snapshots(module_path!());
     insta::assert_snapshot!(apply(
         "id: drop\nmatch: \"$OUT = $F($$$A)\"\naction:\n  remove_kwargs: [output_attentions]\nexpect: 2\n"
     ));
@@ -32,6 +31,7 @@ fn remove_kwargs_leaves_no_dangling_comma() {
 
 #[test]
 fn set_kwargs_replaces_or_appends() {
+    let _snapshots = crate::util::snapshots(module_path!());
     insta::assert_snapshot!(apply(
         "id: set\ninside: {function: forward}\nmatch: \"out = self.attn($$$A)\"\naction:\n  set_kwargs: {use_cache: \"True\", position_ids: \"None\"}\n"
     ));
@@ -39,6 +39,7 @@ fn set_kwargs_replaces_or_appends() {
 
 #[test]
 fn replace_fills_metavariables_and_indents_following_lines() {
+    let _snapshots = crate::util::snapshots(module_path!());
     insta::assert_snapshot!(apply(
         "id: wrap\nmatch: \"$Y = self.mlp($$$A)\"\naction:\n  replace: |-\n    if self.training:\n        $Y = checkpoint(self.mlp, $$$A)\n    else:\n        $Y = self.mlp.forward($$$A)\nexpect: 1\n"
     ));

@@ -3,7 +3,9 @@
 
 use std::fs;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
+
+use crate::util::regraft_command;
 use std::time::Duration;
 
 const RULE: &str = "id: r\nmatch: \"$OUT = self.layer($$$A)\"\naction: {remove_kwargs: [output_attentions]}\nexpect: {min: 0}\n";
@@ -24,9 +26,7 @@ fn tree(dir: &Path, files: usize) {
 }
 
 fn apply(dir: &Path) -> std::process::Child {
-    Command::new(env!("CARGO_BIN_EXE_regraft"))
-        .args(["apply", "-r", "r.yaml", "--write", "src"])
-        .current_dir(dir)
+    regraft_command(&["apply", "-r", "r.yaml", "--write", "src"], dir)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()

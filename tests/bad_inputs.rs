@@ -6,6 +6,8 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use crate::util::regraft;
+
 fn copy_dir(from: &Path, to: &Path) {
     fs::create_dir_all(to).unwrap();
     for entry in fs::read_dir(from).unwrap() {
@@ -107,6 +109,7 @@ fn case_dir(name: &str) -> PathBuf {
 
 #[test]
 fn every_bad_input_gets_its_exit_code_and_message() {
+    let _snapshots = crate::util::snapshots(module_path!());
     let mut names: Vec<String> =
         fs::read_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/bad_inputs"))
             .unwrap()
@@ -128,12 +131,7 @@ fn every_bad_input_gets_its_exit_code_and_message() {
         if name == "24-read-only-file-write" && !is_root() {
             expected = 2;
         }
-        let out = Command::new(env!("CARGO_BIN_EXE_regraft"))
-            .args(args.split_whitespace())
-            .current_dir(&dir)
-            .env("NO_COLOR", "1")
-            .output()
-            .unwrap();
+        let out = regraft(&args.split_whitespace().collect::<Vec<_>>(), &dir);
         let stderr =
             String::from_utf8_lossy(&out.stderr).replace(&dir.display().to_string(), "<case>");
         assert_eq!(out.status.code(), Some(expected), "{name}:\n{stderr}");

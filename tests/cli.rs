@@ -1,22 +1,9 @@
 //! The `regraft` binary: modes, exit codes, atomic writes, stdin and JSON.
 
 use std::fs;
-use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
 
-fn regraft(args: &[&str], dir: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_regraft"))
-        .args(args)
-        .current_dir(dir)
-        .env("NO_COLOR", "1")
-        .output()
-        .expect("the binary runs")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
+use crate::util::{regraft, regraft_with_stdin, text};
 
 /// A scratch folder holding the shipped rules and the shipped example.
 fn workspace() -> tempfile::TempDir {
@@ -172,28 +159,15 @@ fn stdin_uses_the_stdin_filename_for_globs() {
     let dir = workspace();
     let source = fs::read_to_string(dir.path().join(TARGET)).unwrap();
     let run = |name: &str| {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_regraft"))
-            .args([
-                "apply",
-                "--with",
-                "transformers=4.57.6",
-                "--stdin-filename",
-                name,
-                "-",
-            ])
-            .current_dir(dir.path())
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(source.as_bytes())
-            .unwrap();
-        child.wait_with_output().unwrap()
+        let args = [
+            "apply",
+            "--with",
+            "transformers=4.57.6",
+            "--stdin-filename",
+            name,
+            "-",
+        ];
+        regraft_with_stdin(&args, dir.path(), &source)
     };
     let patched = run("models/whisper/modeling_whisper.py");
     assert_eq!(patched.status.code(), Some(0));
@@ -269,6 +243,7 @@ fn missing_paths_and_bad_input_exit_two() {
 
 #[test]
 fn explain_prints_the_compiled_query() {
+    let _snapshots = crate::util::snapshots(module_path!());
     let dir = workspace();
     let out = regraft(
         &["explain", "rules/whisper-decoder-layer-positional.yaml"],

@@ -1,8 +1,6 @@
 //! Rendered diagnostics for rule-authoring errors and for every kind of patching failure.
 
-mod common;
-
-use common::{patch, render, rule_error, rules, versions};
+use crate::util::{patch, render, rule_error, rules, versions};
 
 const BASE: &str = r#"id: demo
 requires:
@@ -27,16 +25,19 @@ fn base_rule_loads() {
 
 #[test]
 fn unknown_key_suggests_the_closest() {
+    let _snapshots = crate::util::snapshots(module_path!());
     insta::assert_snapshot!(rule_error(&with("requires:", "requries:")));
 }
 
 #[test]
 fn wrong_type() {
+    let _snapshots = crate::util::snapshots(module_path!());
     insta::assert_snapshot!(rule_error(&with("expect: 1", "expect: one")));
 }
 
 #[test]
 fn missing_match() {
+    let _snapshots = crate::util::snapshots(module_path!());
     insta::assert_snapshot!(rule_error(&with(
         "match: \"$OUT = self.layer($$$ARGS)\"\n",
         ""
@@ -45,16 +46,19 @@ fn missing_match() {
 
 #[test]
 fn bad_specifier() {
+    let _snapshots = crate::util::snapshots(module_path!());
     insta::assert_snapshot!(rule_error(&with("\">=4.52\"", "\">=4.52,<<5\"")));
 }
 
 #[test]
 fn unquoted_version_number() {
+    let _snapshots = crate::util::snapshots(module_path!());
     insta::assert_snapshot!(rule_error(&with("\">=4.52\"", "4.52")));
 }
 
 #[test]
 fn misspelt_phase() {
+    let _snapshots = crate::util::snapshots(module_path!());
     insta::assert_snapshot!(rule_error(&with(
         "expect: 1",
         "expect: 1\nphase: precompile"
@@ -63,26 +67,31 @@ fn misspelt_phase() {
 
 #[test]
 fn pattern_that_is_not_python() {
+    let _snapshots = crate::util::snapshots(module_path!());
     insta::assert_snapshot!(rule_error(&with("($$$ARGS)\"", "($$$ARGS\"")));
 }
 
 #[test]
 fn lower_case_metavariable() {
+    let _snapshots = crate::util::snapshots(module_path!());
     insta::assert_snapshot!(rule_error(&with("$OUT =", "$out =")));
 }
 
 #[test]
 fn misspelt_action() {
+    let _snapshots = crate::util::snapshots(module_path!());
     insta::assert_snapshot!(rule_error(&with("remove_kwargs:", "remove_kwarg:")));
 }
 
 #[test]
 fn call_action_on_a_pattern_without_a_call() {
+    let _snapshots = crate::util::snapshots(module_path!());
     insta::assert_snapshot!(rule_error(&with("self.layer($$$ARGS)", "$X")));
 }
 
 #[test]
 fn unbound_metavariable_in_a_template() {
+    let _snapshots = crate::util::snapshots(module_path!());
     insta::assert_snapshot!(rule_error(&with(
         "  remove_kwargs: [output_attentions]",
         "  replace: \"$OUT = checkpoint(self.layer, $$$ARG)\""
@@ -91,6 +100,7 @@ fn unbound_metavariable_in_a_template() {
 
 #[test]
 fn yaml_syntax_error() {
+    let _snapshots = crate::util::snapshots(module_path!());
     insta::assert_snapshot!(rule_error(&with(
         "files: [\"**/modeling_demo.py\"]",
         "files: [\"**/modeling_demo.py\""
@@ -99,6 +109,7 @@ fn yaml_syntax_error() {
 
 #[test]
 fn bad_class_regex() {
+    let _snapshots = crate::util::snapshots(module_path!());
     insta::assert_snapshot!(rule_error(&with(
         "expect: 1",
         "expect: 1\ninside:\n  class: {regex: \"Whisper(Decoder\"}"
@@ -107,6 +118,7 @@ fn bad_class_regex() {
 
 #[test]
 fn loop_that_is_not_a_for_header() {
+    let _snapshots = crate::util::snapshots(module_path!());
     insta::assert_snapshot!(rule_error(&with(
         "expect: 1",
         "expect: 1\ninside:\n  loop: \"while $X\""
@@ -115,11 +127,13 @@ fn loop_that_is_not_a_for_header() {
 
 #[test]
 fn duplicate_ids() {
+    let _snapshots = crate::util::snapshots(module_path!());
     insta::assert_snapshot!(rule_error(&format!("{BASE}---\n{BASE}")));
 }
 
 #[test]
 fn non_utf8_rule_file() {
+    let _snapshots = crate::util::snapshots(module_path!());
     let mut bytes = BASE.as_bytes().to_vec();
     bytes.splice(4..4, [0xff, 0xfe]);
     let error =
@@ -131,6 +145,7 @@ const TARGET: &str = "class Demo:\n    def forward(self, x):\n        out = self
 
 #[test]
 fn drift_when_the_call_is_gone() {
+    let _snapshots = crate::util::snapshots(module_path!());
     let source = TARGET.replace("out = self.layer(", "out = self.block(");
     let err = patch(
         &rules(BASE),
@@ -145,6 +160,7 @@ fn drift_when_the_call_is_gone() {
 
 #[test]
 fn drift_when_there_are_too_many() {
+    let _snapshots = crate::util::snapshots(module_path!());
     let source = TARGET.replace(
         "        return out\n",
         "        out = self.layer(out)\n        return out\n",
@@ -161,6 +177,7 @@ fn drift_when_there_are_too_many() {
 
 #[test]
 fn conflict_between_two_rules() {
+    let _snapshots = crate::util::snapshots(module_path!());
     let second = with("id: demo", "id: demo-cache").replace(
         "  remove_kwargs: [output_attentions]",
         "  set_kwargs: {use_cache: \"True\"}",
@@ -179,6 +196,7 @@ fn conflict_between_two_rules() {
 
 #[test]
 fn unparseable_target() {
+    let _snapshots = crate::util::snapshots(module_path!());
     let source = "class Demo:\n    def forward(self, x:\n        return x\n";
     let err = patch(
         &rules(BASE),
@@ -193,6 +211,7 @@ fn unparseable_target() {
 
 #[test]
 fn unparseable_result() {
+    let _snapshots = crate::util::snapshots(module_path!());
     let broken = with(
         "  remove_kwargs: [output_attentions]",
         "  replace: \"$OUT = self.layer($$$ARGS\"",
@@ -210,6 +229,7 @@ fn unparseable_result() {
 
 #[test]
 fn not_idempotent() {
+    let _snapshots = crate::util::snapshots(module_path!());
     let growing = with(
         "  remove_kwargs: [output_attentions]",
         "  replace: \"$OUT = self.layer($$$ARGS, 1)\"",

@@ -4,8 +4,6 @@
 //! compares. Where regraft refuses, the call must really have no positional form.
 //! `REGRAFT_DIFFERENTIAL_CASES` sets the case count (default 200).
 
-mod common;
-
 use std::io::Write;
 use std::process::{Command, Stdio};
 
@@ -227,8 +225,8 @@ fn kwargs_to_positional_binds_exactly_as_the_original_call() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(200);
-    let rules = common::rules(RULE);
-    let env = common::versions(&[]);
+    let rules = crate::util::rules(RULE);
+    let env = crate::util::versions(&[]);
     let mut runner = TestRunner::deterministic();
     let strategy = case();
     let mut cases = Vec::new();
@@ -236,7 +234,7 @@ fn kwargs_to_positional_binds_exactly_as_the_original_call() {
     for _ in 0..count {
         let case = strategy.new_tree(&mut runner).unwrap().current();
         let text = source(&case);
-        let patched = match common::patch(&rules, &env, "m.py", &text) {
+        let patched = match crate::util::patch(&rules, &env, "m.py", &text) {
             Ok(out) => {
                 let start = out.output.find("out = layer").unwrap() + "out = layer".len();
                 let call = &out.output[start..];

@@ -1,12 +1,11 @@
 //! The text DSL: one model with YAML, canonical round trips, and its diagnostics.
 
-mod common;
-
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use regraft::rules::model::Rule;
+
+use crate::util::regraft;
 use regraft::rules::{Syntax, load_dsl, load_text, load_yaml, write};
 
 fn with_comments(rules: &[Rule]) -> Vec<(Rule, String)> {
@@ -44,16 +43,17 @@ fn load(path: &Path) -> Vec<Rule> {
     let text = fs::read_to_string(path).unwrap();
     let syntax = Syntax::of(path).unwrap();
     load_text(&path.display().to_string(), &text, syntax)
-        .unwrap_or_else(|e| panic!("{}", common::render(&e)))
+        .unwrap_or_else(|e| panic!("{}", crate::util::render(&e)))
 }
 
 #[test]
 fn every_shipped_rule_is_the_same_model_in_both_syntaxes() {
+    let _snapshots = crate::util::snapshots(module_path!());
     for path in rule_files() {
         let rules = load(&path);
         let dsl = to_dsl(&rules);
         let from_dsl = load_dsl("converted.graft", &dsl)
-            .unwrap_or_else(|e| panic!("{}\n{dsl}", common::render(&e)));
+            .unwrap_or_else(|e| panic!("{}\n{dsl}", crate::util::render(&e)));
         assert_eq!(rules, from_dsl, "{}", path.display());
         let yaml = to_yaml(&from_dsl);
         let back = load_yaml("converted.yaml", &yaml).unwrap();
@@ -109,11 +109,11 @@ fn a_dsl_rule_applies_like_its_yaml_twin() {
     let rules =
         regraft::compile::RuleSet::compile(load_dsl("w.graft", WHISPER_DSL).unwrap()).unwrap();
     let source = include_str!("../examples/whisper/modeling_whisper.py");
-    let env = common::versions(&["transformers=4.57.6"]);
+    let env = crate::util::versions(&["transformers=4.57.6"]);
     let from_dsl =
-        common::patch(&rules, &env, "examples/whisper/modeling_whisper.py", source).unwrap();
-    let from_yaml = common::patch(
-        &common::whisper_rule(),
+        crate::util::patch(&rules, &env, "examples/whisper/modeling_whisper.py", source).unwrap();
+    let from_yaml = crate::util::patch(
+        &crate::util::whisper_rule(),
         &env,
         "examples/whisper/modeling_whisper.py",
         source,
@@ -128,7 +128,7 @@ fn dsl_error(text: &str) -> String {
         Err(e) => e,
         Ok(rules) => regraft::compile::RuleSet::compile(rules).expect_err("an error"),
     };
-    common::render(&error)
+    crate::util::render(&error)
 }
 
 fn whisper_with(from: &str, to: &str) -> String {
@@ -138,6 +138,7 @@ fn whisper_with(from: &str, to: &str) -> String {
 
 #[test]
 fn parse_error_unclosed_backtick() {
+    let _snapshots = crate::util::snapshots(module_path!());
     insta::assert_snapshot!(dsl_error(&whisper_with(
         "match `$OUT = $LAYER($$$ARGS)`",
         "match `$OUT = $LAYER($$$ARGS)"
@@ -146,21 +147,25 @@ fn parse_error_unclosed_backtick() {
 
 #[test]
 fn parse_error_unclosed_string() {
+    let _snapshots = crate::util::snapshots(module_path!());
     insta::assert_snapshot!(dsl_error(&whisper_with("forward them.\"", "forward them.")));
 }
 
 #[test]
 fn parse_error_statement_without_value() {
+    let _snapshots = crate::util::snapshots(module_path!());
     insta::assert_snapshot!(dsl_error(&whisper_with("  expect 1", "  expect")));
 }
 
 #[test]
 fn parse_error_misspelt_rule_keyword() {
+    let _snapshots = crate::util::snapshots(module_path!());
     insta::assert_snapshot!(dsl_error(&whisper_with("rule whisper", "rul whisper")));
 }
 
 #[test]
 fn parse_error_value_in_key_position() {
+    let _snapshots = crate::util::snapshots(module_path!());
     insta::assert_snapshot!(dsl_error(&whisper_with(
         "inside class WhisperDecoder",
         "inside \"class\" WhisperDecoder"
@@ -169,6 +174,7 @@ fn parse_error_value_in_key_position() {
 
 #[test]
 fn parse_error_key_given_twice() {
+    let _snapshots = crate::util::snapshots(module_path!());
     insta::assert_snapshot!(dsl_error(&whisper_with(
         "  expect 1",
         "  expect 1\n  expect 2"
@@ -177,6 +183,7 @@ fn parse_error_key_given_twice() {
 
 #[test]
 fn parse_error_unclosed_list() {
+    let _snapshots = crate::util::snapshots(module_path!());
     insta::assert_snapshot!(dsl_error(&whisper_with(
         "files [\"**/whisper/modeling_whisper.py\"]",
         "files [\"**/whisper/modeling_whisper.py\""
@@ -185,6 +192,7 @@ fn parse_error_unclosed_list() {
 
 #[test]
 fn parse_error_missing_rule_id() {
+    let _snapshots = crate::util::snapshots(module_path!());
     insta::assert_snapshot!(dsl_error(&whisper_with(
         "rule whisper-decoder-layer-positional",
         "rule"
@@ -193,6 +201,7 @@ fn parse_error_missing_rule_id() {
 
 #[test]
 fn parse_error_unclosed_fence() {
+    let _snapshots = crate::util::snapshots(module_path!());
     insta::assert_snapshot!(dsl_error(&whisper_with(
         "  kwargs_to_positional signature WhisperDecoderLayer.forward",
         "  replace ```\n    $OUT = 1\n"
@@ -201,11 +210,13 @@ fn parse_error_unclosed_fence() {
 
 #[test]
 fn semantic_error_unknown_key_with_did_you_mean() {
+    let _snapshots = crate::util::snapshots(module_path!());
     insta::assert_snapshot!(dsl_error(&whisper_with("inside class", "insde class")));
 }
 
 #[test]
 fn semantic_error_misspelt_action() {
+    let _snapshots = crate::util::snapshots(module_path!());
     insta::assert_snapshot!(dsl_error(&whisper_with(
         "kwargs_to_positional signature",
         "kwargs_to_positionals signature"
@@ -214,11 +225,13 @@ fn semantic_error_misspelt_action() {
 
 #[test]
 fn semantic_error_bad_specifier_points_into_the_dsl() {
+    let _snapshots = crate::util::snapshots(module_path!());
     insta::assert_snapshot!(dsl_error(&whisper_with(">=4.52", ">=4..52")));
 }
 
 #[test]
 fn semantic_error_pattern_not_python_points_into_the_backticks() {
+    let _snapshots = crate::util::snapshots(module_path!());
     insta::assert_snapshot!(dsl_error(&whisper_with(
         "`$OUT = $LAYER($$$ARGS)`",
         "`$OUT = = $LAYER($$$ARGS)`"
@@ -227,19 +240,11 @@ fn semantic_error_pattern_not_python_points_into_the_backticks() {
 
 #[test]
 fn semantic_error_misspelt_phase() {
+    let _snapshots = crate::util::snapshots(module_path!());
     insta::assert_snapshot!(dsl_error(&whisper_with(
         "phase pre_compile",
         "phase precompile"
     )));
-}
-
-fn regraft(args: &[&str], dir: &Path) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_regraft"))
-        .args(args)
-        .current_dir(dir)
-        .env("NO_COLOR", "1")
-        .output()
-        .unwrap()
 }
 
 #[test]

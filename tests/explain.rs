@@ -1,16 +1,9 @@
 //! `regraft explain`: the rule as compiled, and with `--in` its matches and near misses.
 
-use std::path::Path;
-use std::process::Command;
+use crate::util::{regraft, root};
 
 fn explain(args: &[&str]) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_regraft"))
-        .arg("explain")
-        .args(args)
-        .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")))
-        .env("NO_COLOR", "1")
-        .output()
-        .unwrap();
+    let out = regraft(&[&["explain"], args].concat(), root());
     assert_eq!(
         out.status.code(),
         Some(0),
@@ -22,11 +15,13 @@ fn explain(args: &[&str]) -> String {
 
 #[test]
 fn without_in_shows_the_rule_query_and_literals() {
+    let _snapshots = crate::util::snapshots(module_path!());
     insta::assert_snapshot!(explain(&["tests/fixtures/explain/use-cache.yaml"]));
 }
 
 #[test]
 fn with_in_shows_matches_bindings_and_near_misses() {
+    let _snapshots = crate::util::snapshots(module_path!());
     let out = explain(&[
         "tests/fixtures/explain/use-cache.yaml",
         "--in",

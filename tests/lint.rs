@@ -1,20 +1,11 @@
 //! `regraft lint`: findings in every output format, and exit codes.
 
-use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
+
+use crate::util::{regraft, root, text};
 
 fn lint(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_regraft"))
-        .arg("lint")
-        .args(args)
-        .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")))
-        .env("NO_COLOR", "1")
-        .output()
-        .unwrap()
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
+    regraft(&[&["lint"], args].concat(), root())
 }
 
 #[test]
@@ -25,6 +16,7 @@ fn shipped_rules_lint_clean() {
 
 #[test]
 fn human_output_lists_every_finding() {
+    let _snapshots = crate::util::snapshots(module_path!());
     let out = lint(&["-r", "tests/fixtures/lint"]);
     assert_eq!(out.status.code(), Some(2));
     insta::assert_snapshot!(text(&out.stderr));
@@ -32,6 +24,7 @@ fn human_output_lists_every_finding() {
 
 #[test]
 fn json_output() {
+    let _snapshots = crate::util::snapshots(module_path!());
     let out = lint(&["-r", "tests/fixtures/lint", "--format", "json"]);
     assert_eq!(out.status.code(), Some(2));
     insta::assert_snapshot!(text(&out.stdout));

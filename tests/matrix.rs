@@ -1,17 +1,7 @@
 //! `regraft matrix`: each status on small fixture trees, formats and exit codes.
 
+use crate::util::regraft;
 use std::fs;
-use std::path::Path;
-use std::process::{Command, Output};
-
-fn run(args: &[&str], dir: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_regraft"))
-        .args(args)
-        .current_dir(dir)
-        .env("NO_COLOR", "1")
-        .output()
-        .unwrap()
-}
 
 const RULES: &str = r#"id: ok-rule
 files: ["**/mod.py"]
@@ -71,7 +61,7 @@ fn fixture() -> tempfile::TempDir {
 #[test]
 fn every_status_on_fixture_trees() {
     let dir = fixture();
-    let out = run(
+    let out = regraft(
         &[
             "matrix",
             "-r",
@@ -139,6 +129,7 @@ fn every_status_on_fixture_trees() {
 
 #[test]
 fn markdown_and_human_tables() {
+    let _snapshots = crate::util::snapshots(module_path!());
     let dir = fixture();
     let args = [
         "matrix",
@@ -149,9 +140,9 @@ fn markdown_and_human_tables() {
         "--target",
         "demo=2.0:demo-2.0",
     ];
-    let md = run(&[&args[..], &["--format", "markdown"]].concat(), dir.path());
+    let md = regraft(&[&args[..], &["--format", "markdown"]].concat(), dir.path());
     insta::assert_snapshot!("markdown", String::from_utf8_lossy(&md.stdout));
-    let human = run(&args, dir.path());
+    let human = regraft(&args, dir.path());
     insta::assert_snapshot!("human", String::from_utf8_lossy(&human.stdout));
 }
 
@@ -163,12 +154,12 @@ fn all_ok_or_inactive_exits_zero_and_bad_targets_exit_two() {
         RULES.split("---").next().unwrap(),
     )
     .unwrap();
-    let out = run(
+    let out = regraft(
         &["matrix", "-r", "one.yaml", "--target", "demo=1.0:demo-1.0"],
         dir.path(),
     );
     assert_eq!(out.status.code(), Some(0));
-    let bad = run(
+    let bad = regraft(
         &["matrix", "-r", "one.yaml", "--target", "demo:demo-1.0"],
         dir.path(),
     );
@@ -191,7 +182,7 @@ fn site_packages_names_are_normalised() {
         "id: gate\nrequires: {demo-pkg: \">=2\"}\nmatch: \"h($X)\"\naction: {replace: \"k($X)\"}\nexpect: 1\n",
     )
     .unwrap();
-    let out = run(
+    let out = regraft(
         &[
             "apply",
             "-r",

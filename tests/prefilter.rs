@@ -1,8 +1,6 @@
 //! The literal prefilter never changes an outcome: every shipped rule and every benchmark-style
 //! rule gives the same reports with and without it, over fixture files.
 
-mod common;
-
 use std::fs;
 use std::path::Path;
 
@@ -47,7 +45,7 @@ fn fixture_files() -> Vec<(String, String)> {
 }
 
 fn compare(set: &RuleSet, versions: &[&str]) {
-    let env = common::versions(versions);
+    let env = crate::util::versions(versions);
     for (path, source) in fixture_files() {
         let with = Engine::new(set, &env, None).survey(Target {
             path: &path,
@@ -182,12 +180,12 @@ fn the_grammar_table_admits_every_parent_child_pair() {
 #[test]
 fn local_rules_parse_only_the_statements_they_could_match() {
     let source = "broken = = 1\n\ndef f(h):\n    out = decoder_layer(h, output_attentions=True)\n";
-    let env = common::versions(&[]);
+    let env = crate::util::versions(&[]);
     let target = Target {
         path: "m.py",
         source,
     };
-    let local = common::rules(
+    let local = crate::util::rules(
         "id: l\nmatch: '$OUT = decoder_layer($$$A)'\naction: {remove_kwargs: [output_attentions]}\n",
     );
     assert!(local.rules[0].locator.is_some());
@@ -196,7 +194,7 @@ fn local_rules_parse_only_the_statements_they_could_match() {
         patched.output,
         source.replace(", output_attentions=True", "")
     );
-    let scoped = common::rules(
+    let scoped = crate::util::rules(
         "id: s\nmatch: '$OUT = decoder_layer($$$A)'\ninside: {function: f}\naction: {remove_kwargs: [output_attentions]}\n",
     );
     assert!(scoped.rules[0].locator.is_none());

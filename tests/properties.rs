@@ -1,8 +1,6 @@
 //! Property: for generated Python, every action either refuses with a diagnostic or produces
 //! source that parses, and applying it again changes nothing.
 
-mod common;
-
 use proptest::prelude::*;
 use regraft::python::{first_syntax_error, parse};
 
@@ -108,8 +106,8 @@ proptest! {
     fn actions_produce_parseable_fixed_points(source in module(), which in 0..rule_count()) {
         prop_assert!(first_syntax_error(parse(&source).root_node()).is_none(), "generator made bad Python:\n{source}");
         let rules = rule(which);
-        let env = common::versions(&[]);
-        match common::patch(&rules, &env, "m.py", &source) {
+        let env = crate::util::versions(&[]);
+        match crate::util::patch(&rules, &env, "m.py", &source) {
             Err(e) => {
                 // A refusal is fine; it must be a diagnostic, and the source stays as it was.
                 prop_assert!(!e.to_string().is_empty());
@@ -119,7 +117,7 @@ proptest! {
                     first_syntax_error(parse(&out.output).root_node()).is_none(),
                     "rule {} broke the source:\n{}", which, out.output
                 );
-                let again = common::patch(&rules, &env, "m.py", &out.output).unwrap();
+                let again = crate::util::patch(&rules, &env, "m.py", &out.output).unwrap();
                 prop_assert_eq!(&again.output, &out.output);
             }
         }
@@ -129,11 +127,11 @@ proptest! {
 #[test]
 fn every_rule_of_the_property_fires_on_a_sample() {
     let sample = "class Block(nn.Module):\n    def forward(self, h, mask=None, scale=1.0, use_cache=False):\n        return h\n\n\nclass Model(nn.Module):\n    @torch.compile(mode=\"x\")\n    def run(self, h, m):\n        h = self.layer(h, mask=m, use_cache=True)\n        debug(h)\n        return h\n";
-    let env = common::versions(&[]);
+    let env = crate::util::versions(&[]);
     assert_eq!(rule_count(), 12);
     for i in 0..rule_count() {
-        let out = common::patch(&rule(i), &env, "m.py", sample)
-            .unwrap_or_else(|e| panic!("rule {i}: {}", common::render(&e)));
+        let out = crate::util::patch(&rule(i), &env, "m.py", sample)
+            .unwrap_or_else(|e| panic!("rule {i}: {}", crate::util::render(&e)));
         assert_ne!(out.output, sample, "rule {i} changed nothing");
     }
 }

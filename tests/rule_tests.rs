@@ -1,25 +1,12 @@
 //! `regraft test`: rule test cases, inline and in `<rule-id>.tests/`, against snapshots.
 
+use crate::util::{regraft, text};
 use std::fs;
 use std::path::Path;
-use std::process::{Command, Output};
-
-fn run(args: &[&str], dir: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_regraft"))
-        .args(args)
-        .current_dir(dir)
-        .env("NO_COLOR", "1")
-        .output()
-        .unwrap()
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
 
 #[test]
 fn every_shipped_rule_passes_its_tests() {
-    let out = run(
+    let out = regraft(
         &["test", "-r", "rules"],
         Path::new(env!("CARGO_MANIFEST_DIR")),
     );
@@ -59,21 +46,22 @@ tests:
 
 #[test]
 fn failing_and_updated_cases() {
+    let _snapshots = crate::util::snapshots(module_path!());
     let dir = tempfile::tempdir().unwrap();
     fs::create_dir(dir.path().join("rules")).unwrap();
     fs::write(dir.path().join("rules/demo.yaml"), RULE).unwrap();
-    let first = run(&["test"], dir.path());
+    let first = regraft(&["test"], dir.path());
     assert_eq!(first.status.code(), Some(1));
     insta::assert_snapshot!("failing_run", text(&first.stdout));
 
-    let update = run(&["test", "--update"], dir.path());
+    let update = regraft(&["test", "--update"], dir.path());
     assert!(text(&update.stdout).contains("UPDATED demo › renames"));
     assert_eq!(
         fs::read_to_string(dir.path().join("rules/demo.tests/renames.expected.py")).unwrap(),
         "y = self.final_norm(x)\n"
     );
     // Only the case that is genuinely wrong still fails.
-    let again = run(&["test"], dir.path());
+    let again = regraft(&["test"], dir.path());
     assert_eq!(again.status.code(), Some(1));
     assert!(
         text(&again.stdout).ends_with("2 passed, 1 failed\n"),
@@ -86,6 +74,6 @@ fn failing_and_updated_cases() {
         "y = self.norm(x)\n",
     )
     .unwrap();
-    let mismatch = run(&["test", "--filter", "demo"], dir.path());
+    let mismatch = regraft(&["test", "--filter", "demo"], dir.path());
     insta::assert_snapshot!("snapshot_mismatch", text(&mismatch.stdout));
 }

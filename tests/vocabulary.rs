@@ -1,8 +1,6 @@
 //! Statement, function, decorator, rename and guard actions, and `after:` ordering.
 
-mod common;
-
-use common::{patch, render, rule_error, rules, versions};
+use crate::util::{patch, render, rule_error, rules, versions};
 
 fn apply(rule: &str, source: &str) -> String {
     let set = rules(rule);
@@ -26,6 +24,7 @@ const NESTED: &str = r#"class Model(nn.Module):
 
 #[test]
 fn insert_before_and_after_indent_multi_line_templates_in_nested_blocks() {
+    let _snapshots = crate::util::snapshots(module_path!());
     let out = apply(
         "id: around\nmatch: \"h = self.embed($X)\"\naction:\n  insert_before: |-\n    if $X is None:\n        raise ValueError(\"no input\")\nexpect: 1\n",
         NESTED,
@@ -39,6 +38,7 @@ fn insert_before_and_after_indent_multi_line_templates_in_nested_blocks() {
 
 #[test]
 fn delete_statements_and_decorators() {
+    let _snapshots = crate::util::snapshots(module_path!());
     let source = "class A:\n    @torch.compile\n    def f(self):\n        debug(self)\n        return 1\n\n    @torch.compile(mode=\"max-autotune\")\n    def g(self):\n        debug(self)\n";
     let out = apply(
         "id: no-compile\nmatch: \"@torch.compile($$$A)\"\naction: {delete: true}\nexpect: {max: 2}\n",
@@ -53,6 +53,7 @@ fn delete_statements_and_decorators() {
 
 #[test]
 fn append_body_is_guarded_by_unless_on_a_second_run() {
+    let _snapshots = crate::util::snapshots(module_path!());
     let rule = "id: gc-flag\ninside: {class: Model}\nmatch: \"def __init__($$$P): $$$B\"\nunless: \"self.gradient_checkpointing = $_\"\naction:\n  append_body: \"self.gradient_checkpointing = False\"\nexpect: 1\n";
     let source = "class Model(nn.Module):\n    def __init__(self, config):\n        super().__init__()\n        self.layers = nn.ModuleList()\n";
     let once = apply(rule, source);
@@ -68,6 +69,7 @@ fn append_body_is_guarded_by_unless_on_a_second_run() {
 
 #[test]
 fn prepend_body_goes_after_the_docstring_or_after_super() {
+    let _snapshots = crate::util::snapshots(module_path!());
     let source = "class Model(nn.Module):\n    def __init__(self, config) -> None:\n        \"\"\"Builds it.\"\"\"\n        super().__init__()\n        self.x = 1\n";
     let after_doc = apply(
         "id: a\nmatch: \"def __init__($$$P): $$$B\"\naction: {prepend_body: \"self.ready = False\"}\n",
@@ -82,6 +84,7 @@ fn prepend_body_goes_after_the_docstring_or_after_super() {
 
 #[test]
 fn add_decorator_is_idempotent() {
+    let _snapshots = crate::util::snapshots(module_path!());
     let source = "class A:\n    @property\n    def f(self):\n        return 1\n\n    def g(self):\n        return 2\n";
     let out = apply(
         "id: eager\nmatch: \"def $F(self): $$$B\"\naction: {add_decorator: \"torch._dynamo.disable\"}\nexpect: 2\n",
@@ -92,6 +95,7 @@ fn add_decorator_is_idempotent() {
 
 #[test]
 fn rename_skips_attributes_strings_and_keywords_unless_asked() {
+    let _snapshots = crate::util::snapshots(module_path!());
     let source = "def f(layer_idx):\n    idx = layer_idx + 1  # layer_idx\n    return g(layer_idx=layer_idx, s=\"layer_idx\", a=self.layer_idx)\n";
     let plain = apply(
         "id: r\nmatch: \"def f($$$P): $$$B\"\naction: {rename: {from: layer_idx, to: index}}\n",
@@ -106,6 +110,7 @@ fn rename_skips_attributes_strings_and_keywords_unless_asked() {
 
 #[test]
 fn replace_may_span_several_statements() {
+    let _snapshots = crate::util::snapshots(module_path!());
     let source = "class M:\n    def forward(self, x):\n        for layer in self.layers:\n            x = layer(x, mask)\n        return x\n";
     let out = apply(
         "id: ckpt\nmatch: \"$X = $L($$$A)\"\nnot_inside: \"if self.gradient_checkpointing and self.training: $$$T\\nelse: $$$E\"\ninside: {loop: \"for $L in self.layers\"}\naction:\n  replace: |-\n    if self.gradient_checkpointing and self.training:\n        $X = self._gradient_checkpointing_func($L.__call__, $$$A)\n    else:\n        $X = $L($$$A)\nexpect: 1\n",
@@ -130,6 +135,7 @@ fn after_chains_see_the_output_of_earlier_rules() {
 
 #[test]
 fn after_errors() {
+    let _snapshots = crate::util::snapshots(module_path!());
     insta::assert_snapshot!(
         "after_unknown",
         rule_error(

@@ -1,8 +1,6 @@
 //! The Whisper case end to end: the shipped rule on call shapes of transformers 4.5x and 5.x.
 
-mod common;
-
-use common::{patch, render, versions, whisper_rule};
+use crate::util::{patch, render, versions, whisper_rule};
 
 const PATH: &str = "transformers/models/whisper/modeling_whisper.py";
 
@@ -115,6 +113,7 @@ fn a_trailing_kwargs_splat_stays_at_the_end_on_5x() {
 
 #[test]
 fn a_splat_that_could_supply_a_skipped_parameter_is_refused() {
+    let _snapshots = crate::util::snapshots(module_path!());
     let source = module(
         SIGNATURE_5,
         "hidden_states = decoder_layer(hidden_states, encoder_hidden_states=e, **kwargs)",
@@ -131,6 +130,7 @@ fn a_splat_that_could_supply_a_skipped_parameter_is_refused() {
 
 #[test]
 fn a_keyword_the_signature_lacks_is_refused() {
+    let _snapshots = crate::util::snapshots(module_path!());
     let source = module(
         SIGNATURE_4_57,
         "layer_outputs = decoder_layer(hidden_states, position_bias=bias)",
@@ -166,6 +166,7 @@ fn the_version_gate_skips_older_releases() {
 
 #[test]
 fn the_encoder_loop_is_not_touched() {
+    let _snapshots = crate::util::snapshots(module_path!());
     let source = module(
         SIGNATURE_4_57,
         "layer_outputs = decoder_layer(h, attention_mask=m)",
@@ -183,6 +184,7 @@ fn the_encoder_loop_is_not_touched() {
 
 #[test]
 fn the_shipped_example_patches_as_expected() {
+    let _snapshots = crate::util::snapshots(module_path!());
     let source = include_str!("../examples/whisper/modeling_whisper.py");
     let path = "examples/whisper/modeling_whisper.py";
     let out = patch(
@@ -209,7 +211,8 @@ fn the_shipped_example_patches_as_expected() {
 
 #[test]
 fn keep_keyword_stops_positionals_at_the_first_kept_parameter() {
-    let rule = common::rules(
+    let _snapshots = crate::util::snapshots(module_path!());
+    let rule = crate::util::rules(
         &include_str!("../rules/whisper-decoder-layer-positional.yaml").replace(
             "    signature: WhisperDecoderLayer.forward\n",
             "    signature: WhisperDecoderLayer.forward\n    keep_keyword: [use_cache, past_key_values]\n",
@@ -226,9 +229,10 @@ fn keep_keyword_stops_positionals_at_the_first_kept_parameter() {
 
 #[test]
 fn preserve_lines_refuses_an_edit_that_would_add_a_line() {
+    let _snapshots = crate::util::snapshots(module_path!());
     let yaml = include_str!("../rules/whisper-decoder-layer-positional.yaml").to_string()
         + "preserve_lines: true\n";
-    let rule = common::rules(&yaml);
+    let rule = crate::util::rules(&yaml);
     let env = versions(&["transformers=4.57.6"]);
     // One argument per line, and a skipped parameter to fill: one more line.
     let tall = module(

@@ -44,3 +44,57 @@ fn every_action_has_its_facts_docs_and_a_fixture() {
         );
     }
 }
+
+/// `source` patched by one rule whose `action:` is `action`, matching `pattern`.
+fn patched(pattern: &str, action: &str, source: &str) -> String {
+    use crate::compile::RuleSet;
+    use crate::engine::{Engine, Target};
+    use crate::versions::VersionEnv;
+    let rule = format!("id: r\nmatch: {pattern:?}\naction: {action}\n");
+    let rules = RuleSet::compile(crate::rules::load_yaml("r.yaml", &rule).unwrap()).unwrap();
+    let versions = VersionEnv::default();
+    let target = Target {
+        path: "m.py",
+        source,
+    };
+    Engine::new(&rules, &versions, None)
+        .patch(target)
+        .unwrap()
+        .output
+}
+
+#[test]
+fn each_family_plans_its_edit() {
+    let src = "def f(a):\n    g(a, x=1, y=2)\n";
+    assert_eq!(
+        patched("g($$$A)", "{remove_kwargs: [x]}", src),
+        "def f(a):\n    g(a, y=2)\n"
+    );
+    assert_eq!(
+        patched("g($$$A)", "{set_kwargs: {z: \"3\"}}", src),
+        "def f(a):\n    g(a, x=1, y=2, z=3)\n"
+    );
+    assert_eq!(
+        patched("g($$$A)", "{delete: true}", src),
+        "def f(a):\n    pass\n",
+        "a block's only statement becomes `pass`"
+    );
+    assert_eq!(
+        patched("def f($$$P): $$$B", "{add_decorator: torch.no_grad}", src),
+        "@torch.no_grad\ndef f(a):\n    g(a, x=1, y=2)\n"
+    );
+    assert_eq!(
+        patched("def f($$$P): $$$B", "{rename: {from: a, to: b}}", src),
+        "def f(b):\n    g(b, x=1, y=2)\n"
+    );
+}
+
+#[test]
+fn insertions_already_in_place_are_not_repeated() {
+    let src = "def f(a):\n    g(a)\n    h()\n";
+    assert_eq!(patched("g($X)", "{insert_after: \"h()\"}", src), src);
+    assert_eq!(
+        patched("g($X)", "{insert_before: \"h()\"}", src),
+        "def f(a):\n    h()\n    g(a)\n    h()\n"
+    );
+}

@@ -246,3 +246,6 @@ impl RuleSet {
         })
     }
 }
+
+#[cfg(test)]
+mod tests;

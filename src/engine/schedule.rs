@@ -89,3 +89,55 @@ impl<'r> Schedule<'r> {
             .map(|(id, _)| *id)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compile::RuleSet;
+    use crate::rules::load_yaml;
+    use crate::versions::VersionEnv;
+
+    const RULES: &str = r#"
+- id: late
+  after: [early]
+  match: "f($X)"
+  action: {replace: "g($X)"}
+- id: early
+  match: "h($X)"
+  action: {replace: "f($X)"}
+- id: gated
+  requires: {transformers: ">=5"}
+  match: "k($X)"
+  action: {replace: "m($X)"}
+- id: elsewhere
+  files: ["other/*.py"]
+  match: "k($X)"
+  action: {replace: "m($X)"}
+"#;
+
+    #[test]
+    fn gated_rules_come_first_then_open_ones_by_step_and_unselected_ones_not_at_all() {
+        let rules = RuleSet::compile(load_yaml("r.yaml", RULES).unwrap()).unwrap();
+        let mut versions = VersionEnv::default();
+        versions.insert_pair("transformers=4.57.6").unwrap();
+        let engine = Engine::new(&rules, &versions, None);
+        let schedule = Schedule::new(&engine, "pkg/mod.py");
+        let order: Vec<(usize, bool)> = schedule
+            .order
+            .iter()
+            .map(|(id, gate)| (id.0, *gate == Gate::Open))
+            .collect();
+        assert_eq!(order, [(2, false), (1, true), (0, true)]);
+        assert!(
+            !schedule.single_step,
+            "`after` puts `late` in a second step"
+        );
+        assert_eq!(schedule.open().map(|id| id.0).collect::<Vec<_>>(), [1, 0]);
+        assert!(
+            Schedule::new(&engine.selecting_all_files(), "x.py")
+                .order
+                .len()
+                == 4
+        );
+    }
+}

@@ -292,3 +292,35 @@ impl<'a> ArgReader<'a> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::rules::load_yaml;
+
+    fn action(yaml: &str) -> super::Action {
+        let rule = format!("id: r\nmatch: \"f($X)\"\naction: {yaml}\n");
+        load_yaml("r.yaml", &rule).unwrap().remove(0).action
+    }
+
+    #[test]
+    fn arguments_are_kept_in_their_canonical_form() {
+        let one = action("{remove_kwargs: x}");
+        let list = action("{remove_kwargs: [x]}");
+        assert_eq!(one, list, "a single name is a list of one");
+        let plain = action("{prepend_body: {code: \"y = 1\", after_super: false}}");
+        assert_eq!(plain, action("{prepend_body: \"y = 1\"}"));
+        let renamed = action("{rename: {from: a, to: b, attributes: false}}");
+        assert_eq!(renamed.args.field("attributes"), None);
+        assert_eq!(renamed.args.field("to").unwrap().text(), "b");
+    }
+
+    #[test]
+    fn an_unknown_action_suggests_the_closest_and_bad_arguments_point_at_themselves() {
+        let rule = "id: r\nmatch: \"f($X)\"\naction: {remove_kwarg: [x]}\n";
+        let e = load_yaml("r.yaml", rule).unwrap_err();
+        assert_eq!(e.help.as_deref(), Some("did you mean `remove_kwargs`?"));
+        let rule = "id: r\nmatch: \"f($X)\"\naction: {remove_kwargs: [x, 1y]}\n";
+        let e = load_yaml("r.yaml", rule).unwrap_err();
+        assert_eq!(&rule[e.span.clone()], "1y");
+    }
+}

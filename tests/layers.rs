@@ -1,0 +1,177 @@
+//! The house keeps its shape: every module imports only from floors below its own (or from
+//! within its own room), no source file grows past 600 lines and no function past 80.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use crate::util::root;
+
+/// The floors, lowest first; a room (a top-level module of `src/`) may import from rooms on
+/// lower floors only. `actions` sits below `compile`, which reads each action's facts.
+const FLOORS: &[&[&str]] = &[
+    &["source", "edit", "prefilter"],
+    &["python", "targets"],
+    &["rules"],
+    &["versions", "pattern"],
+    &["actions"],
+    &["compile"],
+    &["engine"],
+    &["error"],
+    &["lint", "testing", "matrix"],
+    &["report"],
+    &["cli", "pyapi"],
+];
+
+fn floor_of(room: &str) -> Option<usize> {
+    FLOORS.iter().position(|rooms| rooms.contains(&room))
+}
+
+fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            sources(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+/// The room a source file belongs to: its top-level module under `src/`.
+fn room(src: &Path, file: &Path) -> String {
+    let relative = file.strip_prefix(src).unwrap();
+    let first = relative.components().next().unwrap().as_os_str();
+    first.to_string_lossy().trim_end_matches(".rs").to_string()
+}
+
+/// The rooms a file's code names through `crate::` paths (in `use` lines, braces and inline
+/// paths alike, comment lines and unit tests aside); `crate::Error` is the `error` room's
+/// re-export.
+fn imported_rooms(text: &str) -> Vec<String> {
+    let text = text.split("#[cfg(test)]").next().unwrap_or(text);
+    let code: String = text
+        .lines()
+        .filter(|l| !l.trim_start().starts_with("//"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let mut rooms = Vec::new();
+    let mut rest = code.as_str();
+    while let Some(at) = rest.find("crate::") {
+        rest = &rest[at + "crate::".len()..];
+        let names: Vec<&str> = if let Some(group) = rest.strip_prefix('{') {
+            let end = group.find('}').unwrap_or(group.len());
+            group[..end].split(',').collect()
+        } else {
+            vec![rest]
+        };
+        for name in names {
+            let name = name.trim();
+            let end = name
+                .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+                .unwrap_or(name.len());
+            let room = match &name[..end] {
+                "Error" => "error",
+                other => other,
+            };
+            if !room.is_empty() {
+                rooms.push(room.to_string());
+            }
+        }
+    }
+    rooms
+}
+
+#[test]
+fn every_import_goes_down_a_floor() {
+    let src = root().join("src");
+    let mut files = Vec::new();
+    sources(&src, &mut files);
+    let mut wrong = Vec::new();
+    for file in &files {
+        let own = room(&src, file);
+        // Unit tests may drive their code through the floors above it.
+        let is_tests = file.file_name().is_some_and(|n| n == "tests.rs");
+        if own == "lib" || own == "main" || is_tests {
+            continue;
+        }
+        let own_floor =
+            floor_of(&own).unwrap_or_else(|| panic!("{own} is on no floor: add it to FLOORS"));
+        for imported in imported_rooms(&fs::read_to_string(file).unwrap()) {
+            if imported == own {
+                continue;
+            }
+            let floor = floor_of(&imported).unwrap_or_else(|| {
+                panic!("{}: `crate::{imported}` is on no floor", file.display())
+            });
+            if floor >= own_floor {
+                wrong.push(format!(
+                    "{} (floor {own_floor}) imports crate::{imported} (floor {floor})",
+                    file.strip_prefix(root()).unwrap().display()
+                ));
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "imports that go up or sideways:\n{}",
+        wrong.join("\n")
+    );
+}
+
+#[test]
+fn the_import_reader_sees_every_form() {
+    let text = "use crate::{edit::Edit, rules::model};\n/// see crate::cli\nlet x = crate::engine::run();\nuse crate::Error;";
+    assert_eq!(imported_rooms(text), ["edit", "rules", "engine", "error"]);
+}
+
+#[test]
+fn no_source_file_over_600_lines_and_no_function_over_80() {
+    let src = root().join("src");
+    let mut files = Vec::new();
+    sources(&src, &mut files);
+    let mut wrong = Vec::new();
+    for file in &files {
+        let text = fs::read_to_string(file).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        let name = file.strip_prefix(root()).unwrap().display().to_string();
+        if lines.len() > 600 {
+            wrong.push(format!("{name}: {} lines", lines.len()));
+        }
+        for (start, length) in functions(&lines) {
+            if length > 80 {
+                wrong.push(format!(
+                    "{name}:{}: a function of {length} lines",
+                    start + 1
+                ));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "too long:\n{}", wrong.join("\n"));
+}
+
+/// Where each function with a body starts and how many lines it spans, from its `fn` line to
+/// the closing brace at the same indentation (the layout rustfmt gives).
+fn functions(lines: &[&str]) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        let trimmed = line.trim_start();
+        let indent = &line[..line.len() - trimmed.len()];
+        let signature = [
+            "fn ",
+            "pub fn ",
+            "pub(crate) fn ",
+            "pub(super) fn ",
+            "const fn ",
+        ]
+        .iter()
+        .any(|p| trimmed.starts_with(p));
+        if !signature || trimmed.ends_with(';') {
+            continue;
+        }
+        let close = format!("{indent}}}");
+        if let Some(end) = lines[i + 1..].iter().position(|l| *l == close) {
+            out.push((i, end + 2));
+        }
+    }
+    out
+}

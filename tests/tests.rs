@@ -1,0 +1,24 @@
+//! The integration tests: one binary, so the crate is linked once, with one module per
+//! feature and one runner of the `regraft` binary (`util`). Snapshots live in
+//! `tests/snapshots/<feature>/`.
+
+mod util;
+
+mod actions;
+mod atomicity;
+mod bad_inputs;
+mod cli;
+mod diagnostics;
+mod differential;
+mod dsl;
+mod explain;
+mod fuzz_regressions;
+mod layers;
+mod lint;
+mod matrix;
+mod prefilter;
+mod properties;
+mod regions;
+mod rule_tests;
+mod vocabulary;
+mod whisper;

@@ -1,0 +1,112 @@
+//! Helpers shared by the integration tests: rule compiling and patching in-process, and the
+//! one runner of the `regraft` binary that every CLI test uses.
+#![allow(dead_code)]
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+use regraft::compile::RuleSet;
+use regraft::engine::{Engine, PatchError, Patched, Target};
+use regraft::rules::load_yaml;
+use regraft::versions::VersionEnv;
+
+/// Compiles YAML rule text, panicking with the rendered diagnostic on failure.
+pub fn rules(yaml: &str) -> RuleSet {
+    let loaded = load_yaml("rule.yaml", yaml).unwrap_or_else(|e| panic!("{}", render(&e)));
+    RuleSet::compile(loaded).unwrap_or_else(|e| panic!("{}", render(&e)))
+}
+
+/// The rule-loading or compiling error of YAML rule text, rendered.
+pub fn rule_error(yaml: &str) -> String {
+    let error = match load_yaml("rule.yaml", yaml) {
+        Err(e) => e,
+        Ok(rules) => match RuleSet::compile(rules) {
+            Err(e) => e,
+            Ok(_) => panic!("rule loaded without error:\n{yaml}"),
+        },
+    };
+    render(&error)
+}
+
+/// Versions from `PKG=VER` pairs.
+pub fn versions(pairs: &[&str]) -> VersionEnv {
+    let mut env = VersionEnv::default();
+    for p in pairs {
+        env.insert_pair(p).unwrap();
+    }
+    env
+}
+
+/// Patches `source` (at `path`) with `rules` under `versions`.
+pub fn patch(
+    rules: &RuleSet,
+    versions: &VersionEnv,
+    path: &str,
+    source: &str,
+) -> Result<Patched, PatchError> {
+    Engine::new(rules, versions, None).patch(Target { path, source })
+}
+
+/// Renders a diagnostic without colour, as a user sees it in a log.
+pub fn render(diagnostic: &dyn miette::Diagnostic) -> String {
+    regraft::report::render(diagnostic, regraft::report::Palette::new(false))
+}
+
+/// The shipped Whisper rule.
+pub fn whisper_rule() -> RuleSet {
+    rules(include_str!(
+        "../rules/whisper-decoder-layer-positional.yaml"
+    ))
+}
+
+/// The `regraft` binary, run in `dir` without colour.
+pub fn regraft_command(args: &[&str], dir: &Path) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_regraft"));
+    command.args(args).current_dir(dir).env("NO_COLOR", "1");
+    command
+}
+
+/// Runs `regraft ARGS` in `dir` and waits for it.
+pub fn regraft(args: &[&str], dir: &Path) -> Output {
+    regraft_command(args, dir)
+        .output()
+        .expect("the regraft binary runs")
+}
+
+/// Runs `regraft ARGS` in `dir` with `input` on stdin.
+pub fn regraft_with_stdin(args: &[&str], dir: &Path, input: &str) -> Output {
+    let mut child = regraft_command(args, dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the regraft binary runs");
+    child
+        .stdin
+        .take()
+        .expect("stdin is piped")
+        .write_all(input.as_bytes())
+        .expect("stdin takes the input");
+    child.wait_with_output().expect("the regraft binary ends")
+}
+
+/// The repository's root, where tests that read shipped files run the binary.
+pub fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Bytes as text, for messages and comparisons.
+pub fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// Keeps a test's snapshots in `tests/snapshots/FEATURE/`, named by the assertion alone;
+/// FEATURE is the test module's name. Hold the guard for the test's duration.
+pub fn snapshots(module: &str) -> insta::internals::SettingsBindDropGuard {
+    let feature = module.rsplit("::").next().unwrap_or(module);
+    let mut settings = insta::Settings::clone_current();
+    settings.set_snapshot_path(format!("snapshots/{feature}"));
+    settings.set_prepend_module_to_snapshot(false);
+    settings.bind_to_scope()
+}
