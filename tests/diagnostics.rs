@@ -232,7 +232,7 @@ fn not_idempotent() {
     let _snapshots = crate::util::snapshots(module_path!());
     let growing = with(
         "  remove_kwargs: [output_attentions]",
-        "  replace: \"$OUT = self.layer($$$ARGS, 1)\"",
+        "  replace: \"$OUT = self.layer(1, $$$ARGS)\"",
     );
     let err = patch(
         &rules(&growing),
@@ -241,5 +241,24 @@ fn not_idempotent() {
         TARGET,
     )
     .unwrap_err();
+    insta::assert_snapshot!(render(&err));
+}
+
+#[test]
+fn cpython_rejects_what_tree_sitter_accepts() {
+    let _snapshots = crate::util::snapshots(module_path!());
+    // tree-sitter reads `f(a=1, x)`; CPython does not: nothing is written.
+    let positional_last = with(
+        "  remove_kwargs: [output_attentions]",
+        "  replace: \"$OUT = self.layer($$$ARGS, 1)\"",
+    );
+    let err = patch(
+        &rules(&positional_last),
+        &versions(&["transformers=4.57.6"]),
+        "m/modeling_demo.py",
+        TARGET,
+    )
+    .unwrap_err();
+    assert_eq!(err.kind(), "unparseable-result");
     insta::assert_snapshot!(render(&err));
 }

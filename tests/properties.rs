@@ -12,12 +12,12 @@ use regraft::rules::load_yaml;
 const RULES: &str = include_str!("fixtures/every-action.yaml");
 
 /// The `index`-th rule of [`RULES`], compiled alone.
-fn rule(index: usize) -> RuleSet {
+pub(crate) fn rule(index: usize) -> RuleSet {
     let mut all = load_yaml("every-action.yaml", RULES).expect("the fixture loads");
     RuleSet::compile(vec![all.swap_remove(index)]).expect("the fixture compiles")
 }
 
-fn rule_count() -> usize {
+pub(crate) fn rule_count() -> usize {
     load_yaml("every-action.yaml", RULES)
         .expect("the fixture loads")
         .len()
@@ -75,7 +75,7 @@ fn indent(code: &str, by: &str) -> String {
     code.lines().map(|l| format!("{by}{l}\n")).collect()
 }
 
-fn module() -> impl Strategy<Value = String> {
+pub(crate) fn module() -> impl Strategy<Value = String> {
     (prop::collection::vec(statement(), 1..4), any::<bool>(), any::<bool>()).prop_map(
         |(statements, docstring, compiled)| {
             let mut body = String::new();

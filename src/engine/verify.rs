@@ -7,8 +7,10 @@ use super::schedule::Schedule;
 use super::step::StepInput;
 use super::{Engine, PatchError};
 use crate::compile::RuleId;
+use std::ops::Range;
+
 use crate::edit::{self, PlannedEdit};
-use crate::python::{describe_syntax_error, first_syntax_error};
+use crate::python::{cpython, describe_syntax_error, first_syntax_error};
 use crate::source::{SourceFile, span};
 
 /// Applies a step's ordered edits and parses the result; a result with a syntax error is
@@ -24,8 +26,17 @@ pub(crate) fn apply_and_reparse(
     } else {
         input.parsed.reparse(input.text, planned, &output)
     };
-    let Some(error) = first_syntax_error(reparsed.tree.root_node()) else {
-        return Ok((output, reparsed));
+    // tree-sitter first (it pins down what it cannot read), then CPython's own grammar, which
+    // rejects some code tree-sitter accepts.
+    let (reason, at) = match first_syntax_error(reparsed.tree.root_node()) {
+        Some(error) => (
+            describe_syntax_error(error, &output),
+            error_span(error, &output),
+        ),
+        None => match cpython_error(input, planned, &output, &reparsed) {
+            None => return Ok((output, reparsed)),
+            Some(e) => (format!("CPython rejects it: {}", e.message), e.range),
+        },
     };
     let mut rules: Vec<RuleId> = planned.iter().map(|p| RuleId(p.rule)).collect();
     rules.sort_unstable();
@@ -36,9 +47,9 @@ pub(crate) fn apply_and_reparse(
         .collect();
     let error = PatchError::UnparseableResult {
         path: input.path.to_string(),
-        reason: describe_syntax_error(error, &output),
+        reason,
         rules: names.join(", "),
-        at: span(error_span(error, &output)),
+        at: span(at),
         src: SourceFile::new(input.path, output.clone()).named_source(),
     };
     Err((rules, error))
@@ -73,4 +84,53 @@ pub(crate) fn check_fixed_point(
             at: span(at),
         },
     ));
+}
+
+/// The first error CPython would report in `output` that the step's input did not have. Only
+/// the statements the edits touched are parsed (the top-level statements of a whole parse, the
+/// edited regions of a region parse); the whole texts are compared only when one of those
+/// has an error, to tell a new error from one the file already had.
+fn cpython_error(
+    input: &StepInput<'_>,
+    planned: &[PlannedEdit],
+    output: &str,
+    reparsed: &Parsed,
+) -> Option<cpython::CpythonError> {
+    let edited: Vec<Range<usize>> = planned
+        .iter()
+        .map(|p| {
+            let start = edit::moved(planned, p.edit.range.start);
+            start..start + p.edit.text.len()
+        })
+        .collect();
+    let touches = |r: &Range<usize>| edited.iter().any(|e| e.start <= r.end && r.start <= e.end);
+    let chunks: Vec<Range<usize>> = match &reparsed.regions {
+        Some(regions) => regions.iter().filter(|r| touches(r)).cloned().collect(),
+        None => {
+            let root = reparsed.tree.root_node();
+            let mut cursor = root.walk();
+            root.children(&mut cursor)
+                .map(|n| n.byte_range())
+                .filter(|r| touches(r))
+                .collect()
+        }
+    };
+    let clean = chunks.iter().all(|chunk| {
+        // A statement nested in a block is checked as the body of `if 1:`, at its own indent.
+        let line_start = output[..chunk.start].rfind('\n').map_or(0, |i| i + 1);
+        let text = &output[line_start..chunk.end];
+        let indented = text.starts_with([' ', '\t']);
+        let wrapped;
+        let text = if indented {
+            wrapped = format!("if 1:\n{text}\n");
+            wrapped.as_str()
+        } else {
+            text
+        };
+        cpython::errors(text).is_empty()
+    });
+    if clean {
+        return None;
+    }
+    cpython::new_error(input.text, output)
 }

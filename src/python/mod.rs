@@ -1,5 +1,6 @@
 //! tree-sitter-python: parsing and the syntax-tree helpers every stage shares.
 
+pub mod cpython;
 pub mod grammar;
 pub mod regions;
 

@@ -294,6 +294,19 @@ fn logical_lines(b: &[u8]) -> Option<Vec<Line>> {
     Some(lines)
 }
 
+/// Where each logical line of `text` that holds code starts (its indentation included);
+/// `None` where the scan cannot follow the text.
+pub fn logical_line_starts(text: &str) -> Option<Vec<usize>> {
+    let lines = logical_lines(text.as_bytes())?;
+    Some(
+        lines
+            .into_iter()
+            .filter(|l| l.kind != Kind::Blank)
+            .map(|l| l.start)
+            .collect(),
+    )
+}
+
 /// What the scan of one logical line found.
 struct LineScan {
     /// Just past the line's end (its newline included).

@@ -1,0 +1,100 @@
+//! Differential against CPython itself: whatever regraft writes, CPython parses. tree-sitter
+//! accepts some code CPython rejects, so regraft checks results with a CPython-faithful parser
+//! too; this test holds that check to CPython's own `ast.parse`, in one batched process.
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+use proptest::strategy::{Strategy, ValueTree};
+use proptest::test_runner::TestRunner;
+
+use crate::properties::{module, rule, rule_count};
+use crate::util::{patch, rules, versions};
+
+/// The indexes of `sources` CPython rejects, with its message.
+fn rejected_by_cpython(sources: &[String]) -> Vec<(usize, String)> {
+    const CHECK: &str = r#"
+import ast, json, sys
+bad = []
+for i, source in enumerate(json.load(sys.stdin)):
+    try:
+        ast.parse(source)
+    except SyntaxError as e:
+        bad.append([i, f"{type(e).__name__}: {e}"])
+print(json.dumps(bad))
+"#;
+    let mut child = Command::new("python3")
+        .args(["-c", CHECK])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("python3 runs");
+    let payload = serde_json::to_string(sources).unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(payload.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "the CPython check itself failed");
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn cpython_parses_every_output_of_every_action() {
+    let cases: usize = std::env::var("REGRAFT_CPYTHON_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(30);
+    let mut runner = TestRunner::deterministic();
+    let env = versions(&[]);
+    let mut outputs = Vec::new();
+    for _ in 0..cases {
+        let source = module().new_tree(&mut runner).unwrap().current();
+        for which in 0..rule_count() {
+            if let Ok(patched) = patch(&rule(which), &env, "m.py", &source)
+                && patched.output != source
+            {
+                outputs.push(patched.output);
+            }
+        }
+    }
+    assert!(outputs.len() > cases, "too few outputs to mean anything");
+    let bad = rejected_by_cpython(&outputs);
+    assert!(
+        bad.is_empty(),
+        "CPython rejects {} of {} outputs; the first ({}):\n{}",
+        bad.len(),
+        outputs.len(),
+        bad[0].1,
+        outputs[bad[0].0]
+    );
+}
+
+/// Templates tree-sitter reads but CPython rejects: each is refused, nothing written.
+#[test]
+fn templates_cpython_rejects_are_refused() {
+    let source = "def run(x, y):\n    data = wrap(x)\n    return f(x, y)\n";
+    let cases = [
+        ("f($X, $Y)", "f(a=$X, $Y)"),
+        ("f($X, $Y)", "del f($X)"),
+        ("return f($X, $Y)", "print \"x\", $X"),
+        ("data = wrap($X)", "data := wrap($X)"),
+        ("return f($X, $Y)", "def g(a=1, b):\n    return $X"),
+    ];
+    for (pattern, template) in cases {
+        let yaml = format!("id: bad\nmatch: {pattern:?}\naction: {{replace: {template:?}}}\n");
+        let outcome = patch(&rules(&yaml), &versions(&[]), "m.py", source);
+        match outcome {
+            Err(e) => assert_eq!(e.kind(), "unparseable-result", "{template}: {e}"),
+            Ok(p) => panic!("{template} was accepted:\n{}", p.output),
+        }
+    }
+    let bad = rejected_by_cpython(&cases.map(|(_, t)| t.replace("$X", "x").replace("$Y", "y")));
+    assert_eq!(
+        bad.len(),
+        cases.len(),
+        "every template above is one CPython rejects"
+    );
+}
