@@ -28,6 +28,26 @@ struct Case {
     splat: bool,
     multiline: bool,
     values: Vec<String>,
+    /// How `forward` is declared: 0 a method; 1–3 a static method spelt `@staticmethod  # …`,
+    /// `@ staticmethod`, `@builtins.staticmethod`.
+    decorator: u8,
+}
+
+/// A default: constants may be written at the call site; names and lists may not (a name can
+/// be shadowed there, a list would be a new object).
+fn default_text(i: usize, kind: u8) -> String {
+    match kind {
+        0 => i.to_string(),
+        1 => "None".into(),
+        2 => format!("'s{i}'"),
+        3 => format!("(-{i}, 'x')"),
+        4 => format!("D{i}"),
+        _ => format!("[{i}]"),
+    }
+}
+
+fn is_constant(default: &str) -> bool {
+    !default.starts_with('D') && !default.starts_with('[')
 }
 
 fn value() -> impl Strategy<Value = String> {
@@ -49,9 +69,20 @@ fn case() -> impl Strategy<Value = Case> {
         any::<bool>(),
         any::<bool>(),
         prop::collection::vec(value(), 8),
+        (prop::collection::vec(0u8..6, 7), 0u8..4),
     )
         .prop_map(
-            |(raw, var_positional, var_keyword, npos, pick, splat, multiline, values)| {
+            |(
+                raw,
+                var_positional,
+                var_keyword,
+                npos,
+                pick,
+                splat,
+                multiline,
+                values,
+                (defaults, decorator),
+            )| {
                 let mut kinds: Vec<(u8, bool)> = raw;
                 kinds.sort_by_key(|(k, _)| *k);
                 // Python: after a defaulted positional parameter, every positional one has a default.
@@ -62,7 +93,7 @@ fn case() -> impl Strategy<Value = Case> {
                     .map(|(i, (kind, has_default))| {
                         let positional = *kind < 2;
                         let default = if positional && seen_default || *has_default {
-                            Some(format!("D{i}"))
+                            Some(default_text(i, defaults[i % defaults.len()]))
                         } else {
                             None
                         };
@@ -95,6 +126,7 @@ fn case() -> impl Strategy<Value = Case> {
                     splat,
                     multiline,
                     values,
+                    decorator,
                 }
             },
         )
@@ -167,8 +199,14 @@ fn layout(args: &[String], multiline: bool) -> String {
 }
 
 fn source(case: &Case) -> String {
+    let (decorator, receiver) = match case.decorator {
+        0 => ("", "self, "),
+        1 => ("    @staticmethod  # no self\n", ""),
+        2 => ("    @ staticmethod\n", ""),
+        _ => ("    @builtins.staticmethod\n", ""),
+    };
     format!(
-        "class Layer:\n    def forward(self, {}):\n        pass\n\n\nclass Model:\n    def forward(self):\n        for _, layer in enumerate(self.layers):\n            out = layer{}\n",
+        "class Layer:\n{decorator}    def forward({receiver}{}):\n        pass\n\n\nclass Model:\n    def forward(self):\n        for _, layer in enumerate(self.layers):\n            out = layer{}\n",
         signature(case),
         layout(&call_args(case), case.multiline)
     )
@@ -205,7 +243,8 @@ print(json.dumps(results))
 "#;
 
 /// Whether the call truly has no positional form: a keyword for a keyword-only parameter or
-/// one that would go into `**kwargs`, or a `**splat` with a parameter left to its default.
+/// one that would go into `**kwargs`, a `**splat` with a parameter left to its default, or a
+/// skipped parameter whose default is not a constant.
 fn refusal_is_justified(case: &Case) -> bool {
     let keyword_only = case.keywords.iter().any(|&k| case.params[k].kind == 2);
     let highest = case
@@ -213,10 +252,16 @@ fn refusal_is_justified(case: &Case) -> bool {
         .iter()
         .filter(|&&k| case.params[k].kind == 1)
         .max();
-    let skipped = highest.is_some_and(|&h| {
-        (case.positional..h).any(|i| case.params[i].kind < 2 && !case.keywords.contains(&i))
+    let skipped: Vec<&Param> = highest.map_or_else(Vec::new, |&h| {
+        (case.positional..h)
+            .filter(|&i| case.params[i].kind < 2 && !case.keywords.contains(&i))
+            .map(|i| &case.params[i])
+            .collect()
     });
-    keyword_only || case.splat && skipped
+    let variable_default = skipped
+        .iter()
+        .any(|p| p.default.as_deref().is_some_and(|d| !is_constant(d)));
+    keyword_only || case.splat && !skipped.is_empty() || variable_default
 }
 
 #[test]
@@ -287,4 +332,80 @@ fn kwargs_to_positional_binds_exactly_as_the_original_call() {
         same > count / 4,
         "too few cases exercised: {same} same, {refused} refused of {count}"
     );
+}
+
+/// The callee `Layer.forward` declared by `header`, called as `call` in `Model.forward`.
+fn converted(header: &str, call: &str) -> Result<String, String> {
+    let source = format!(
+        "EPS = 1e-5\n\n\nclass Layer:\n{header}\n        return x\n\n\nclass Model:\n    def forward(self):\n        EPS = 0.5\n        for _, layer in enumerate(self.layers):\n            out = layer({call})\n"
+    );
+    let rules = crate::util::rules(RULE);
+    match crate::util::patch(&rules, &crate::util::versions(&[]), "m.py", &source) {
+        Ok(out) => {
+            let line = out.output.lines().last().unwrap().trim().to_string();
+            Ok(line)
+        }
+        Err(e) => Err(crate::util::render(&e)),
+    }
+}
+
+#[test]
+fn static_methods_are_known_by_their_decorator_however_spelt() {
+    for decorator in [
+        "@staticmethod  # no self",
+        "@ staticmethod",
+        "@builtins.staticmethod",
+    ] {
+        let header = format!("    {decorator}\n    def forward(x, scale=None):");
+        assert_eq!(
+            converted(&header, "10, scale=3").as_deref(),
+            Ok("out = layer(10, 3)"),
+            "{decorator}"
+        );
+    }
+    let class_method = "    @classmethod\n    def forward(cls, x, scale=None):";
+    assert_eq!(
+        converted(class_method, "10, scale=3").as_deref(),
+        Ok("out = layer(10, 3)")
+    );
+}
+
+#[test]
+fn only_constant_defaults_fill_a_skipped_parameter() {
+    let header = |default: &str| format!("    def forward(self, x, eps={default}, scale=None):");
+    for constant in ["None", "1e-05", "-1", "'fast'", "(1, 'a')", "True"] {
+        assert_eq!(
+            converted(&header(constant), "1, scale=2"),
+            Ok(format!("out = layer(1, {constant}, 2)"))
+        );
+    }
+    // A name may be shadowed where the call stands (a local EPS = 0.5 here), a class attribute
+    // is no name there at all, and a list would be a new one at every call.
+    for variable in ["EPS", "Layer.EPS", "[]", "f'{EPS}'", "dict()"] {
+        let refusal = converted(&header(variable), "1, scale=2").unwrap_err();
+        assert!(
+            refusal.contains("`eps`") && refusal.contains(variable),
+            "{refusal}"
+        );
+        assert!(refusal.contains("keep_keyword"), "{refusal}");
+    }
+}
+
+#[test]
+fn keep_keyword_names_must_be_parameters() {
+    let rule = RULE.replace(
+        "{signature: Layer.forward}",
+        "{signature: Layer.forward, keep_keyword: [use_cahce]}",
+    );
+    let source = "class Layer:\n    def forward(self, x, use_cache=False):\n        return x\n\n\nclass Model:\n    def forward(self):\n        for _, layer in enumerate(self.layers):\n            out = layer(x=1, use_cache=True)\n";
+    let err = crate::util::patch(
+        &crate::util::rules(&rule),
+        &crate::util::versions(&[]),
+        "m.py",
+        source,
+    )
+    .unwrap_err();
+    let text = crate::util::render(&err);
+    assert!(text.contains("`use_cahce`"), "{text}");
+    assert!(text.contains("did you mean `use_cache`?"), "{text}");
 }

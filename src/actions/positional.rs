@@ -10,7 +10,7 @@ use super::{ActionFailure, ActionUnit, Facts, Needs, Signatures, Site, register_
 use crate::edit::Edit;
 use crate::rules::action::{ActionSpec, Arg, ArgReader};
 use crate::rules::convert::is_identifier;
-use crate::rules::error::RuleError;
+use crate::rules::error::{RuleError, did_you_mean};
 use crate::rules::model::{Snippet, Spanned};
 
 /// `kwargs_to_positional: {signature: Class.method, keep_keyword: [names]}`.
@@ -87,10 +87,32 @@ impl ActionUnit for KwargsToPositional {
             .map(Arg::names)
             .unwrap_or_default();
         let keep: Vec<&str> = keep.iter().map(|k| k.value.as_str()).collect();
+        check_kept(&keep, &sig, list.byte_range())?;
         let edit =
             kwargs_to_positional(&ArgList::new(list, site.source), &sig, site.source, &keep)?;
         Ok(site.changing(edit))
     }
+}
+
+/// Refuses `keep_keyword` names the signature does not have: a misspelt name would silently
+/// keep nothing.
+fn check_kept(keep: &[&str], sig: &Signature, at: Range<usize>) -> Result<(), ActionFailure> {
+    let names: Vec<&str> = sig.params.iter().map(|p| p.name.as_str()).collect();
+    let Some(missing) = keep.iter().find(|k| !names.contains(k)) else {
+        return Ok(());
+    };
+    let failure = ActionFailure::at(
+        at,
+        "this call",
+        format!(
+            "`keep_keyword` names `{missing}`, which `{}` does not take",
+            sig.name
+        ),
+    );
+    Err(match did_you_mean(missing, &names) {
+        Some(s) => failure.help(format!("did you mean `{s}`?")),
+        None => failure.help(format!("its parameters: {}", names.join(", "))),
+    })
 }
 
 /// The refusal when the signature `name` cannot be found (or not told apart).
@@ -351,6 +373,23 @@ impl Call<'_, '_> {
                 format!("required parameter `{}` is not given", param.name),
             ));
         };
+        if !param.constant_default {
+            // Written at the call site, `EPS` could be a local, a class attribute would be a
+            // NameError, and `[]` a new list at every call: only constants mean the same there.
+            return Err(self
+                .fail(
+                    first_keyword,
+                    "here",
+                    format!(
+                        "parameter `{}` is skipped and would be filled with its default `{default}`, which is not a constant and could mean something else where the call stands",
+                        param.name
+                    ),
+                )
+                .help(format!(
+                    "add `{}` to `keep_keyword`: it and every later argument then stay keywords",
+                    param.name
+                )));
+        }
         Ok(Item::New(default.clone()))
     }
 }

@@ -31,6 +31,10 @@ pub struct Param {
     pub kind: ParamKind,
     /// The default's source text, if it has one.
     pub default: Option<String>,
+    /// Whether the default is a constant whose value cannot depend on where it is evaluated
+    /// (`None`, `True`, numbers, strings, tuples of those): only such a default may be written
+    /// at a call site in place of a skipped parameter.
+    pub constant_default: bool,
 }
 
 /// A callee's parameters, as a caller sees them (a method's `self` already dropped).
@@ -139,16 +143,11 @@ fn read_signature(
     let mut params = def
         .child_by_field_name("parameters")
         .map_or_else(Vec::new, |list| read_params(list, source));
-    let decorators: Vec<String> = if outer.kind() == "decorated_definition" {
-        significant_children(outer)
+    let is_static = outer.kind() == "decorated_definition"
+        && significant_children(outer)
             .into_iter()
             .filter(|n| n.kind() == "decorator")
-            .map(|n| source[n.byte_range()].to_string())
-            .collect()
-    } else {
-        Vec::new()
-    };
-    let is_static = decorators.iter().any(|d| d.trim() == "@staticmethod");
+            .any(|d| names_builtin(d, source, "staticmethod"));
     if is_method && !is_static && !params.is_empty() && params[0].kind != ParamKind::VarPositional {
         params.remove(0);
     }
@@ -178,6 +177,7 @@ fn read_params(list: Node<'_>, source: &str) -> Vec<Param> {
         name,
         kind,
         default: None,
+        constant_default: false,
     };
     for param in significant_children(list) {
         match param.kind() {
@@ -188,14 +188,18 @@ fn read_params(list: Node<'_>, source: &str) -> Vec<Param> {
             }
             "keyword_separator" => kind = ParamKind::KeywordOnly,
             "identifier" => params.push(plain(text(param), kind)),
-            "default_parameter" | "typed_default_parameter" => params.push(Param {
-                name: param
-                    .child_by_field_name("name")
-                    .map(text)
-                    .unwrap_or_default(),
-                kind,
-                default: param.child_by_field_name("value").map(text),
-            }),
+            "default_parameter" | "typed_default_parameter" => {
+                let value = param.child_by_field_name("value");
+                params.push(Param {
+                    name: param
+                        .child_by_field_name("name")
+                        .map(text)
+                        .unwrap_or_default(),
+                    kind,
+                    default: value.map(text),
+                    constant_default: value.is_some_and(|v| is_constant(v, source)),
+                });
+            }
             "typed_parameter" | "list_splat_pattern" | "dictionary_splat_pattern" => {
                 let inner = if param.kind() == "typed_parameter" {
                     param.named_child(0)
@@ -218,6 +222,67 @@ fn read_params(list: Node<'_>, source: &str) -> Vec<Param> {
         }
     }
     params
+}
+
+/// Whether `decorator` (an `@...` node) names the builtin `name` (`staticmethod`, say),
+/// however it is spelt: `@name`, `@ name  # why`, `@builtins.name`.
+fn names_builtin(decorator: Node<'_>, source: &str, name: &str) -> bool {
+    let mut cursor = decorator.walk();
+    let expression = decorator
+        .named_children(&mut cursor)
+        .find(|c| c.kind() != "comment");
+    let Some(expression) = expression else {
+        return false;
+    };
+    let spelt: String = source[expression.byte_range()]
+        .chars()
+        .filter(|c| !c.is_whitespace())
+        .collect();
+    match expression.kind() {
+        "identifier" => spelt == name,
+        "attribute" => spelt == format!("builtins.{name}"),
+        _ => false,
+    }
+}
+
+/// Whether an expression is a constant whose value is the same wherever it is evaluated:
+/// `None`, `True`, `False`, `...`, numbers (signed), strings without interpolation, and tuples
+/// of those. A name, a call or a list is not (a name may be shadowed at the call site, and a
+/// list would be a new object at every call instead of the one shared default).
+fn is_constant(node: Node<'_>, source: &str) -> bool {
+    match node.kind() {
+        "none" | "true" | "false" | "integer" | "float" | "ellipsis" => true,
+        "string" => {
+            let mut cursor = node.walk();
+            let interpolated = node
+                .named_children(&mut cursor)
+                .any(|c| c.kind() == "interpolation");
+            !interpolated
+        }
+        "concatenated_string" => {
+            let mut cursor = node.walk();
+            let parts: Vec<Node<'_>> = node.named_children(&mut cursor).collect();
+            parts
+                .into_iter()
+                .all(|c| c.kind() == "comment" || is_constant(c, source))
+        }
+        "unary_operator" => {
+            let operand = node.child_by_field_name("argument");
+            let sign = node
+                .child_by_field_name("operator")
+                .map(|o| &source[o.byte_range()]);
+            matches!(sign, Some("-" | "+"))
+                && operand.is_some_and(|o| matches!(o.kind(), "integer" | "float"))
+        }
+        "tuple" | "parenthesized_expression" => {
+            let mut cursor = node.walk();
+            let items: Vec<Node<'_>> = node.named_children(&mut cursor).collect();
+            items
+                .into_iter()
+                .all(|c| c.kind() == "comment" || is_constant(c, source))
+        }
+        _ => false,
+    }
 }
 
 /// Signatures already looked up in one file, and the context searched for those it lacks.
