@@ -63,3 +63,20 @@ fn class_and_function_regexes_select_scopes() {
     let hit = miss.replace("Dec.*", "Bl(o|a)ck");
     assert!(apply(&hit).contains("return y\n"));
 }
+
+/// `source` patched by the YAML `rule`.
+fn patched(rule: &str, source: &str) -> String {
+    patch(&rules(rule), &versions(&[]), "m.py", source)
+        .unwrap_or_else(|e| panic!("{}", render(&e)))
+        .output
+}
+
+#[test]
+fn deletions_that_empty_a_block_leave_pass() {
+    let source = "def f(q, k):\n    if q is not None:\n        q = q.contiguous()\n        k = k.contiguous()\n    return q, k\n";
+    let rule = "id: r\nmatch: \"$X = $X.contiguous()\"\naction: {delete: true}\nexpect: 2\n";
+    assert_eq!(
+        patched(rule, source),
+        "def f(q, k):\n    if q is not None:\n        pass\n    return q, k\n"
+    );
+}

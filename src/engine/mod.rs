@@ -9,6 +9,7 @@ mod find;
 mod outcome;
 mod parsed;
 mod probe;
+mod repair;
 mod schedule;
 pub mod scope;
 mod step;

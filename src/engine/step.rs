@@ -5,7 +5,7 @@ use super::diagnose::{action_error, drift};
 use super::find::Found;
 use super::outcome::{Locator, RuleReport, RuleStatus};
 use super::parsed::Parsed;
-use super::{Engine, PatchError, verify};
+use super::{Engine, PatchError, repair, verify};
 use crate::actions::{self, ActionFailure, Signatures, Site};
 use crate::compile::{CompiledRule, RuleId};
 use crate::edit::{self, Edit, PlannedEdit};
@@ -78,6 +78,7 @@ impl Engine<'_> {
         if planned.is_empty() {
             return out;
         }
+        repair::keep_blocks_filled(&mut planned, root, input.text);
         match verify::apply_and_reparse(self, input, &planned) {
             Ok(next) => out.next = Some(next),
             Err((rules, error)) => {
