@@ -80,3 +80,40 @@ fn deletions_that_empty_a_block_leave_pass() {
         "def f(q, k):\n    if q is not None:\n        pass\n    return q, k\n"
     );
 }
+
+#[test]
+fn inserted_code_with_comments_is_recognised_as_already_there() {
+    let source = "def f(q, k):\n    q, k = rope(q, k)  # Ignore copy\n    return q, k\n";
+    let rule = "id: r\nmatch: \"$Q, $K = rope($Q, $K)\"\naction:\n  insert_after: |-\n    # keep the kernels contiguous\n    q = q.contiguous()  # why\nexpect: 1\n";
+    let once = patched(rule, source);
+    assert_eq!(
+        once,
+        "def f(q, k):\n    q, k = rope(q, k)  # Ignore copy\n    # keep the kernels contiguous\n    q = q.contiguous()  # why\n    return q, k\n",
+        "the statement keeps its trailing comment, the insertion goes below it"
+    );
+    assert_eq!(
+        patched(rule, &once),
+        once,
+        "already applied, comments and all"
+    );
+    // The same code commented differently, or not at all, is there too.
+    let plain = "def f(q, k):\n    q, k = rope(q, k)\n    q = q.contiguous()\n    return q, k\n";
+    assert_eq!(patched(rule, plain), plain);
+}
+
+#[test]
+fn body_insertions_with_comments_are_idempotent() {
+    let source = "class C:\n    def __init__(self):\n        super().__init__()\n        self.x = 1  # first\n";
+    for action in [
+        "append_body: \"# flag\\nself.gradient_checkpointing = False  # off\"",
+        "prepend_body: {code: \"self.y = 2  # set early\", after_super: true}",
+    ] {
+        let rule = format!(
+            "id: r\nmatch: \"def __init__($$$P): $$$B\"\naction: {{{action}}}\nexpect: 1\n"
+        );
+        let once = patched(&rule, source);
+        assert_ne!(once, source, "{action}");
+        assert_eq!(patched(&rule, &once), once, "{action}");
+        assert!(once.contains("self.x = 1  # first"), "{once}");
+    }
+}

@@ -3,8 +3,8 @@
 use tree_sitter::Node;
 
 use super::{
-    ActionFailure, ActionUnit, Facts, Needs, Signatures, Site, normalize, register_action,
-    same_code, statement_count,
+    ActionFailure, ActionUnit, Facts, Needs, Signatures, Site, after_trailing_comment, normalize,
+    register_action, same_code, statement_count,
 };
 use crate::edit::Edit;
 use crate::pattern::template::substitute;
@@ -202,7 +202,7 @@ impl<'t> Body<'t> {
         if same_code(present, source, code) {
             None
         } else if after {
-            let end = self.statements[anchor].end_byte();
+            let end = after_trailing_comment(source, self.statements[anchor].end_byte());
             Some(Edit {
                 range: end..end,
                 text: format!("\n{indent}{code}"),

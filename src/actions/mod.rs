@@ -195,12 +195,54 @@ fn normalize(code: &str) -> String {
         .join("\n")
 }
 
-/// Whether `statements` are `code`, line for line, whitespace aside.
+/// Whether `statements` are `code`, token for token: layout and comments aside, so code
+/// inserted with a comment (or commented differently since) is recognised as already there.
 fn same_code(statements: &[Node<'_>], source: &str, code: &str) -> bool {
-    let (Some(first), Some(last)) = (statements.first(), statements.last()) else {
+    if statements.is_empty() {
         return false;
-    };
-    normalize(&source[first.start_byte()..last.end_byte()]) == normalize(code)
+    }
+    let tree = crate::python::parse(code);
+    let wanted = significant_children(tree.root_node());
+    wanted.len() == statements.len()
+        && wanted
+            .iter()
+            .zip(statements)
+            .all(|(w, s)| tokens(*w, code) == tokens(*s, source))
+}
+
+/// The text of `node`'s tokens, comments left out, one space apart.
+fn tokens(node: Node<'_>, source: &str) -> String {
+    let mut out = String::new();
+    let mut cursor = node.walk();
+    loop {
+        let n = cursor.node();
+        let leaf = n.child_count() == 0 || n.kind() == "string_content";
+        if n.kind() != "comment" && leaf {
+            if !out.is_empty() {
+                out.push(' ');
+            }
+            out.push_str(&source[n.byte_range()]);
+        } else if n.kind() != "comment" && cursor.goto_first_child() {
+            continue;
+        }
+        while !cursor.goto_next_sibling() {
+            if !cursor.goto_parent() || cursor.node() == node {
+                return out;
+            }
+        }
+    }
+}
+
+/// Where code inserted after the statement ending at `end` goes: after a comment that ends
+/// its line (`q, k = rope(q, k)  # Ignore copy`), so the comment stays with its statement.
+fn after_trailing_comment(source: &str, end: usize) -> usize {
+    let line_end = source[end..].find('\n').map_or(source.len(), |i| end + i);
+    let rest = source[end..line_end].trim_start();
+    if rest.starts_with('#') {
+        line_end - usize::from(source[..line_end].ends_with('\r'))
+    } else {
+        end
+    }
 }
 
 #[cfg(test)]

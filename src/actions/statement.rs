@@ -6,8 +6,8 @@ use std::ops::Range;
 use tree_sitter::Node;
 
 use super::{
-    ActionFailure, ActionUnit, Facts, Needs, Signatures, Site, enclosing_statement,
-    register_action, same_code, siblings_of, statement_count,
+    ActionFailure, ActionUnit, Facts, Needs, Signatures, Site, after_trailing_comment,
+    enclosing_statement, register_action, same_code, siblings_of, statement_count,
 };
 use crate::edit::Edit;
 use crate::pattern::template::substitute;
@@ -155,8 +155,9 @@ fn insert(template: &str, site: &Site<'_, '_>, before: bool) -> Option<Edit> {
             text: format!("{code}\n{indent}"),
         })
     } else {
+        let end = after_trailing_comment(site.source, statement.end_byte());
         Some(Edit {
-            range: statement.end_byte()..statement.end_byte(),
+            range: end..end,
             text: format!("\n{indent}{code}"),
         })
     }
