@@ -117,3 +117,20 @@ fn body_insertions_with_comments_are_idempotent() {
         assert!(once.contains("self.x = 1  # first"), "{once}");
     }
 }
+
+#[test]
+fn comments_on_deleted_code_stay() {
+    let source = "def f(x):\n    y = g(x)  # needed on CUDA\n    z = h(\n        x,  # the input\n    )\n    return y\n";
+    let rule = "id: r\nmatch: \"$V = $F(x)\"\naction: {delete: true}\nexpect: 2\n";
+    assert_eq!(
+        patched(rule, source),
+        "def f(x):\n    # needed on CUDA\n    # the input\n    return y\n"
+    );
+    let call = "f(\n    a,\n    scale=1.0,  # why\n    b,\n)\n";
+    let rule = "id: r\nmatch: \"f($$$A)\"\naction: {remove_kwargs: [scale]}\nexpect: 1\n";
+    assert_eq!(patched(rule, call), "f(\n    a,\n    # why\n    b,\n)\n");
+    let last = "f(\n    a,\n    scale=1.0,  # why\n)\n";
+    let out = patched(rule, last);
+    assert!(out.contains("# why"), "{out}");
+    assert_eq!(patched(rule, &out), out);
+}

@@ -108,7 +108,8 @@ impl<'t> ArgList<'t> {
         }
     }
 
-    /// The new text between `(` and `)` for `items`.
+    /// The new text between `(` and `)` for `items`. A comment that followed an argument left
+    /// out is kept, on its own line before the next argument written (or at the end).
     pub fn render(&self, items: &[Item]) -> String {
         if items.is_empty() {
             return String::new();
@@ -117,13 +118,35 @@ impl<'t> ArgList<'t> {
             return items_joined(items, ", ");
         };
         let last = self.args.len() - 1;
+        let kept: Vec<usize> = items
+            .iter()
+            .filter_map(|i| match i {
+                Item::Old { index, .. } => Some(*index),
+                Item::New(_) => None,
+            })
+            .collect();
+        let mut orphans: Vec<(usize, &str)> = (0..last)
+            .filter(|i| !kept.contains(i))
+            .flat_map(|i| comments(self.gap_after(i)).map(move |c| (i, c)))
+            .collect();
         let prefix = &self.source[self.inner.start..first.node.start_byte()];
         let suffix = &self.source[self.args[last].node.end_byte()..self.inner.end];
         let mut out = String::from(prefix);
         for (i, item) in items.iter().enumerate() {
-            match item {
-                Item::Old { text, .. } | Item::New(text) => out.push_str(text),
-            }
+            let text = match item {
+                Item::Old { index, text } => {
+                    let before: Vec<&str> = orphans
+                        .iter()
+                        .filter(|(at, _)| at < index)
+                        .map(|(_, c)| *c)
+                        .collect();
+                    orphans.retain(|(at, _)| at > index);
+                    self.write_comments(&mut out, &before, *index);
+                    text
+                }
+                Item::New(text) => text,
+            };
+            out.push_str(text);
             if i + 1 == items.len() {
                 break;
             }
@@ -132,9 +155,62 @@ impl<'t> ArgList<'t> {
                 _ => out.push_str(&self.plain_separator()),
             }
         }
-        out.push_str(suffix);
+        let rest: Vec<&str> = orphans.iter().map(|(_, c)| *c).collect();
+        if rest.is_empty() {
+            out.push_str(suffix);
+        } else {
+            // After the first line of what closes the list (a trailing comma, say).
+            let cut = suffix.find('\n').unwrap_or(suffix.len());
+            out.push_str(&suffix[..cut]);
+            for c in rest {
+                out.push_str("  ");
+                out.push_str(c);
+                out.push('\n');
+            }
+            out.push_str(suffix[cut..].strip_prefix('\n').unwrap_or(&suffix[cut..]));
+        }
         out
     }
+
+    /// Writes `comments` so that argument `index` then starts where it did: on a line of
+    /// their own at its indentation.
+    fn write_comments(&self, out: &mut String, comments: &[&str], index: usize) {
+        if comments.is_empty() {
+            return;
+        }
+        let start = self.args[index].node.start_byte();
+        let line_start = self.source[..start].rfind('\n').map_or(0, |i| i + 1);
+        let indent: String = self.source[line_start..start]
+            .chars()
+            .take_while(|c| c.is_whitespace())
+            .collect();
+        let tail = &out[out.rfind('\n').map_or(0, |i| i + 1)..];
+        let at_line_start = tail.trim().is_empty() && out.contains('\n');
+        if at_line_start {
+            let tail = tail.to_string();
+            out.truncate(out.len() - tail.len());
+            for c in comments {
+                out.push_str(&tail);
+                out.push_str(c);
+                out.push('\n');
+            }
+            out.push_str(&tail);
+        } else {
+            for c in comments {
+                out.push_str("  ");
+                out.push_str(c);
+                out.push('\n');
+            }
+            out.push_str(&indent);
+        }
+    }
+}
+
+/// The comments in the text between two arguments (which holds only commas, space, line
+/// continuations and comments, so every `#` starts one).
+fn comments(gap: &str) -> impl Iterator<Item = &str> {
+    gap.lines()
+        .filter_map(|line| line.find('#').map(|i| line[i..].trim_end()))
 }
 
 fn items_joined(items: &[Item], separator: &str) -> String {

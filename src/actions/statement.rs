@@ -1,8 +1,6 @@
 //! Actions on the match or the statement holding it: `replace`, `insert_before`,
 //! `insert_after` and `delete`.
 
-use std::ops::Range;
-
 use tree_sitter::Node;
 
 use super::{
@@ -212,29 +210,60 @@ impl ActionUnit for Delete {
                 text: "pass".to_string(),
             }
         } else {
-            delete_lines(site.source, target.byte_range())
+            delete_lines(site.source, target)
         };
         Ok(site.changing(Some(edit)))
     }
 }
 
-/// Removes whole lines where the node stands alone on them, otherwise just the node.
-fn delete_lines(source: &str, range: Range<usize>) -> Edit {
+/// Removes whole lines where the node stands alone on them, otherwise just the node. The
+/// comments the node held, or that ended its last line, stay, each on a line of its own at
+/// the node's indentation: a comment says why, and deleting the code does not answer it.
+fn delete_lines(source: &str, node: Node<'_>) -> Edit {
+    let range = node.byte_range();
     let line_start = source[..range.start].rfind('\n').map_or(0, |i| i + 1);
     let line_end = source[range.end..]
         .find('\n')
         .map_or(source.len(), |i| range.end + i + 1);
     let before = &source[line_start..range.start];
     let after = source[range.end..line_end].trim();
-    if before.trim().is_empty() && (after.is_empty() || after.starts_with('#')) {
-        Edit {
-            range: line_start..line_end,
-            text: String::new(),
-        }
-    } else {
-        Edit {
+    if !(before.trim().is_empty() && (after.is_empty() || after.starts_with('#'))) {
+        return Edit {
             range,
             text: String::new(),
-        }
+        };
     }
+    let mut comments = inner_comments(node, source);
+    if after.starts_with('#') {
+        comments.push(after);
+    }
+    let newline = if source[..line_end].ends_with("\r\n") {
+        "\r\n"
+    } else {
+        "\n"
+    };
+    let text = comments
+        .iter()
+        .map(|c| format!("{before}{c}{newline}"))
+        .collect();
+    Edit {
+        range: line_start..line_end,
+        text,
+    }
+}
+
+/// The comments inside `node`, in order.
+fn inner_comments<'s>(node: Node<'_>, source: &'s str) -> Vec<&'s str> {
+    let mut out = Vec::new();
+    let mut stack = vec![node];
+    while let Some(n) = stack.pop() {
+        if n.kind() == "comment" {
+            out.push(&source[n.byte_range()]);
+            continue;
+        }
+        let mut cursor = n.walk();
+        let children: Vec<Node<'_>> = n.children(&mut cursor).collect();
+        stack.extend(children.into_iter().rev());
+    }
+    out
 }

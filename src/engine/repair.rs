@@ -12,8 +12,15 @@ use crate::python::significant_children;
 
 /// Rewrites `planned` (ordered, non-overlapping) so that no block of `root` is left empty.
 pub(crate) fn keep_blocks_filled(planned: &mut [PlannedEdit], root: Node<'_>, text: &str) {
+    // A deletion writes no code: nothing, or the comments of what it removed.
     let deletions: Vec<usize> = (0..planned.len())
-        .filter(|&i| planned[i].edit.text.is_empty())
+        .filter(|&i| {
+            planned[i]
+                .edit
+                .text
+                .lines()
+                .all(|l| l.trim().is_empty() || l.trim_start().starts_with('#'))
+        })
         .collect();
     let mut blocks: Vec<Node<'_>> = Vec::new();
     for &i in &deletions {
@@ -40,8 +47,9 @@ pub(crate) fn keep_blocks_filled(planned: &mut [PlannedEdit], root: Node<'_>, te
         let first = covered[0].expect("all covered");
         let statement = statements[0];
         let edit = &mut planned[first].edit;
-        // Keep what stood before the statement on its line (its indentation), then `pass`.
-        let mut replacement = text[edit.range.start..statement.start_byte()].to_string();
+        // The comments kept, then `pass` at the statement's indentation.
+        let mut replacement = edit.text.clone();
+        replacement.push_str(&text[edit.range.start..statement.start_byte()]);
         replacement.push_str("pass");
         if text[..edit.range.end].ends_with('\n') {
             replacement.push('\n');
