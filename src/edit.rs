@@ -4,7 +4,7 @@
 use std::ops::Range;
 
 /// One planned text replacement.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Edit {
     /// The bytes replaced.
     pub range: Range<usize>,
@@ -18,6 +18,40 @@ impl Edit {
         Edit {
             range: self.range,
             text: self.text.replace("\r\n", "\n").replace('\n', "\r\n"),
+        }
+    }
+}
+
+impl Edit {
+    /// The same edit narrowed to what it changes in `source`: the text it shares with what
+    /// it replaces at either end is left alone. Narrow edits are what lets two rules edit a
+    /// nested call, or a decorator and its neighbour, without overlapping.
+    pub fn minimal(self, source: &str) -> Edit {
+        let old = &source[self.range.clone()];
+        let new = self.text.as_str();
+        let mut prefix = old
+            .bytes()
+            .zip(new.bytes())
+            .take_while(|(a, b)| a == b)
+            .count();
+        while !old.is_char_boundary(prefix) || !new.is_char_boundary(prefix) {
+            prefix -= 1;
+        }
+        let (old_rest, new_rest) = (&old[prefix..], &new[prefix..]);
+        let mut suffix = old_rest
+            .bytes()
+            .rev()
+            .zip(new_rest.bytes().rev())
+            .take_while(|(a, b)| a == b)
+            .count();
+        while !old_rest.is_char_boundary(old_rest.len() - suffix)
+            || !new_rest.is_char_boundary(new_rest.len() - suffix)
+        {
+            suffix -= 1;
+        }
+        Edit {
+            range: self.range.start + prefix..self.range.end - suffix,
+            text: new_rest[..new_rest.len() - suffix].to_string(),
         }
     }
 }
@@ -107,6 +141,29 @@ mod tests {
         assert_eq!(moved(&edits, 1), 1);
         assert_eq!(moved(&edits, 3), 5);
         assert_eq!(moved(&edits, 8), 8);
+    }
+
+    #[test]
+    fn a_minimal_edit_changes_the_same_and_touches_less() {
+        let source = "f(a, x=1, b)é";
+        let e = Edit {
+            range: 2..11,
+            text: "a, b".into(),
+        };
+        let m = e.clone().minimal(source);
+        assert_eq!((m.range.clone(), m.text.as_str()), (5..10, ""));
+        let apply_one = |e: Edit| {
+            let mut s = source.to_string();
+            s.replace_range(e.range, &e.text);
+            s
+        };
+        assert_eq!(apply_one(e), apply_one(m));
+        let accents = Edit {
+            range: 0..source.len(),
+            text: "f(a, x=1, b)è".into(),
+        };
+        let m = accents.minimal(source);
+        assert_eq!(m.text, "è", "never splits a character");
     }
 
     #[test]

@@ -134,3 +134,20 @@ fn comments_on_deleted_code_stay() {
     assert!(out.contains("# why"), "{out}");
     assert_eq!(patched(rule, &out), out);
 }
+
+#[test]
+fn nested_matches_with_disjoint_edits_both_apply() {
+    let source = "y = sdpa(sdpa(q, k, scale=2.0), k, scale=1.0)\n";
+    let rule = "id: r\nmatch: \"sdpa($$$A)\"\naction: {remove_kwargs: [scale]}\nexpect: 2\n";
+    assert_eq!(patched(rule, source), "y = sdpa(sdpa(q, k), k)\n");
+}
+
+#[test]
+fn a_decorator_can_be_deleted_and_another_added_to_the_same_method() {
+    let source = "class C:\n    @torch.compile\n    def f(self):\n        return 1\n";
+    let rules_yaml = "- id: drop\n  match: \"@torch.compile\"\n  action: {delete: true}\n  expect: 1\n- id: add\n  match: \"def f($$$P): $$$B\"\n  action: {add_decorator: torch._dynamo.disable}\n  expect: 1\n";
+    assert_eq!(
+        patched(rules_yaml, source),
+        "class C:\n    @torch._dynamo.disable\n    def f(self):\n        return 1\n"
+    );
+}

@@ -178,9 +178,10 @@ fn drift_when_there_are_too_many() {
 #[test]
 fn conflict_between_two_rules() {
     let _snapshots = crate::util::snapshots(module_path!());
+    // Both rules edit `output_attentions=True`: one removes it, one sets it.
     let second = with("id: demo", "id: demo-cache").replace(
         "  remove_kwargs: [output_attentions]",
-        "  set_kwargs: {use_cache: \"True\"}",
+        "  set_kwargs: {output_attentions: \"False\"}",
     );
     let both = rules(&format!("{BASE}---\n{second}"));
     let err = patch(
@@ -261,4 +262,25 @@ fn cpython_rejects_what_tree_sitter_accepts() {
     .unwrap_err();
     assert_eq!(err.kind(), "unparseable-result");
     insta::assert_snapshot!(render(&err));
+}
+
+#[test]
+fn rules_editing_disjoint_parts_of_one_call_compose() {
+    let second = with("id: demo", "id: demo-cache").replace(
+        "  remove_kwargs: [output_attentions]",
+        "  set_kwargs: {use_cache: \"True\"}",
+    );
+    let both = rules(&format!("{BASE}---\n{second}"));
+    let out = patch(
+        &both,
+        &versions(&["transformers=4.57.6"]),
+        "m/modeling_demo.py",
+        TARGET,
+    )
+    .unwrap_or_else(|e| panic!("{}", render(&e)));
+    assert!(
+        out.output.contains("out = self.layer(x, use_cache=True)"),
+        "{}",
+        out.output
+    );
 }

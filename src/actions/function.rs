@@ -264,11 +264,21 @@ impl ActionUnit for AddDecorator {
         if present {
             return Ok(Vec::new());
         }
+        // Inserted at the start of the line, as a whole line: an edit that deletes the line
+        // of the current first decorator then only touches this insertion, never overlaps it.
         let start = outer.start_byte();
         let indent = line_indent(site.source, start);
-        let edit = Edit {
-            range: start..start,
-            text: format!("@{code}\n{indent}"),
+        let line_start = site.source[..start].rfind('\n').map_or(0, |i| i + 1);
+        let edit = if site.source[line_start..start].trim().is_empty() {
+            Edit {
+                range: line_start..line_start,
+                text: format!("{indent}@{code}\n"),
+            }
+        } else {
+            Edit {
+                range: start..start,
+                text: format!("@{code}\n{indent}"),
+            }
         };
         Ok(site.changing(Some(edit)))
     }

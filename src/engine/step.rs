@@ -73,12 +73,17 @@ impl Engine<'_> {
             }
             out.reports.push(plan.report);
         }
+        repair::keep_blocks_filled(&mut planned, root, input.text);
+        // Narrowed to what they change, edits of nested or neighbouring matches that do not
+        // really overlap no longer look as if they did.
+        for p in &mut planned {
+            p.edit = std::mem::take(&mut p.edit).minimal(input.text);
+        }
         self.drop_conflicts(input, &mut planned, &mut failed, &mut out.errors);
         mark_failed(&mut out.reports, &failed);
         if planned.is_empty() {
             return out;
         }
-        repair::keep_blocks_filled(&mut planned, root, input.text);
         match verify::apply_and_reparse(self, input, &planned) {
             Ok(next) => out.next = Some(next),
             Err((rules, error)) => {
