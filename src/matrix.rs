@@ -255,11 +255,13 @@ fn survey_file(
     dir: &Path,
     file: &targets::TargetFile,
 ) -> FileOutcome {
+    // Shown relative to the target folder; selected, as `apply` selects, by the path as given
+    // (the folder joined with the file's path below it), so `files` globs mean the same here.
     let relative = targets::glob_path(file.path.strip_prefix(dir).unwrap_or(&file.path));
     let selecting = || -> Vec<RuleId> {
         (0..rules.rules.len())
             .map(RuleId)
-            .filter(|&id| rules.rule(id).selects(&relative))
+            .filter(|&id| rules.rule(id).selects(&file.display))
             .collect()
     };
     let mut outcome = FileOutcome {
@@ -280,20 +282,22 @@ fn survey_file(
         }
     };
     match engine.survey(Target {
-        path: &relative,
+        path: &file.display,
         source: &source,
     }) {
         Ok(survey) => {
             outcome.reports = survey.rules;
+            // Messages name the file as the table does, relative to the target folder.
+            let message = |e: &PatchError| summary(e).replace(&file.display, &relative);
             outcome.errors = survey
                 .errors
                 .iter()
-                .map(|(rules, e)| (rules.clone(), summary(e), classify(e)))
+                .map(|(rules, e)| (rules.clone(), message(e), classify(e)))
                 .chain(
                     survey
                         .misses
                         .iter()
-                        .map(|(rule, e)| (vec![*rule], summary(e), classify(e))),
+                        .map(|(rule, e)| (vec![*rule], message(e), classify(e))),
                 )
                 .collect();
         }

@@ -201,3 +201,45 @@ fn site_packages_names_are_normalised() {
     );
     assert!(String::from_utf8_lossy(&out.stdout).contains("k(y)"));
 }
+
+#[test]
+fn files_globs_select_the_same_files_as_apply() {
+    let dir = tempfile::tempdir().unwrap();
+    let tree = dir.path().join("pkg/transformers");
+    std::fs::create_dir_all(&tree).unwrap();
+    std::fs::write(tree.join("trainer.py"), "x = h(1)\n").unwrap();
+    std::fs::write(
+        dir.path().join("r.yaml"),
+        "id: t\nfiles: [\"**/transformers/trainer.py\"]\nmatch: \"h($X)\"\naction: {replace: \"k($X)\"}\nexpect: 1\n",
+    )
+    .unwrap();
+    let apply = regraft(
+        &[
+            "apply",
+            "-r",
+            "r.yaml",
+            "--check",
+            "pkg/transformers/trainer.py",
+        ],
+        dir.path(),
+    );
+    assert_eq!(
+        apply.status.code(),
+        Some(1),
+        "apply selects and would patch"
+    );
+    let matrix = regraft(
+        &[
+            "matrix",
+            "-r",
+            "r.yaml",
+            "--target",
+            "transformers=4.57.6:pkg/transformers",
+            "--format",
+            "json",
+        ],
+        dir.path(),
+    );
+    let rows: serde_json::Value = serde_json::from_slice(&matrix.stdout).unwrap();
+    assert_eq!(rows[0]["status"], "ok", "{rows}");
+}
