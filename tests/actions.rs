@@ -151,3 +151,19 @@ fn a_decorator_can_be_deleted_and_another_added_to_the_same_method() {
         "class C:\n    @torch._dynamo.disable\n    def f(self):\n        return 1\n"
     );
 }
+
+#[test]
+fn a_guard_that_hands_a_site_to_another_rule_reports_guarded_not_redundant() {
+    let status = |rule: &str, source: &str| {
+        let out = patch(&rules(rule), &versions(&[]), "m.py", source).unwrap();
+        serde_json::to_value(&out.rules[0].status).unwrap()
+    };
+    let handed_over = "id: r\nmatch: \"y = f($$$A)\"\nunless: \"f($$$, fast=$_, $$$)\"\naction: {remove_kwargs: [debug]}\nexpect: 1\n";
+    assert_eq!(
+        status(handed_over, "y = f(x, fast=True, debug=1)\n"),
+        "guarded"
+    );
+    // The guard recognises the rule's own output: the patch is in place already.
+    let own = "id: r\nmatch: \"y = $F($$$A)\"\nunless: \"checkpoint($$$)\"\naction: {replace: \"y = checkpoint($F, $$$A)\"}\nexpect: 1\n";
+    assert_eq!(status(own, "y = checkpoint(f, x)\n"), "redundant");
+}

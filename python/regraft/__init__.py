@@ -94,7 +94,7 @@ class RuleCheck:
     rule: str
     phase: str
     status: str
-    """``applied``, ``redundant``, ``no-match``, ``failed`` or ``inactive``."""
+    """``applied``, ``redundant``, ``guarded``, ``no-match``, ``failed`` or ``inactive``."""
     matches: List[Match]
     reason: Optional[str] = None
     """Why the rule is inactive, when it is."""

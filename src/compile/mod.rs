@@ -44,6 +44,10 @@ pub struct CompiledRule {
     pub unless: Option<Pattern>,
     /// `not_inside`: found around a match, the match is left alone.
     pub not_inside: Option<Pattern>,
+    /// Whether `unless` or `not_inside` recognises what the rule's own templates write: then a
+    /// guarded match is this rule's patch already in place (`redundant`), not a site some
+    /// other rule or upstream handles (`guarded`).
+    pub guard_is_own_output: bool,
     /// `when.has` and `when.lacks`, compiled.
     pub when_has: Option<Pattern>,
     /// See `when_has`.

@@ -4,7 +4,8 @@ use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 
 use super::CompiledRule;
 use crate::actions::{self, Needs};
-use crate::pattern::meta::template_metavars;
+use crate::pattern::matcher::{Bindings, Matcher};
+use crate::pattern::meta::{encode, template_metavars};
 use crate::pattern::query::to_query;
 use crate::pattern::{LoopPattern, Pattern, PatternError};
 use crate::rules::error::{RuleError, RuleErrorKind};
@@ -81,6 +82,12 @@ pub(super) fn compile_rule(rule: Rule) -> Result<CompiledRule, RuleError> {
     let files = compile_globs(&rule)?;
     // Checked when the rule set's one query is built (compiling a query costs milliseconds).
     let query_source = to_query(&pattern.root);
+    let guard_is_own_output = [&unless, &not_inside].into_iter().flatten().any(|guard| {
+        actions::unit(&rule.action)
+            .templates(&rule.action.args)
+            .iter()
+            .any(|t| writes(guard, &t.text))
+    });
     let mut compiled = CompiledRule {
         rule,
         pattern,
@@ -89,6 +96,7 @@ pub(super) fn compile_rule(rule: Rule) -> Result<CompiledRule, RuleError> {
         query_source,
         unless,
         not_inside,
+        guard_is_own_output,
         when_has,
         when_lacks,
         after: Vec::new(),
@@ -158,4 +166,23 @@ fn compile_globs(rule: &Rule) -> Result<Option<GlobSet>, RuleError> {
         .build()
         .map_err(|e| invalid(e.to_string(), rule.files[0].span.clone()))?;
     Ok(Some(set))
+}
+
+/// Whether `guard` matches somewhere in what `template` writes (its metavariables standing for
+/// any code).
+fn writes(guard: &Pattern, template: &str) -> bool {
+    let Ok(encoded) = encode(template) else {
+        return false;
+    };
+    let tree = crate::python::parse(&encoded.text);
+    let matcher = Matcher::new(&encoded.text);
+    let mut stack = vec![tree.root_node()];
+    while let Some(node) = stack.pop() {
+        if matcher.matches(&guard.root, node, &mut Bindings::default()) {
+            return true;
+        }
+        let mut cursor = node.walk();
+        stack.extend(node.named_children(&mut cursor));
+    }
+    false
 }

@@ -20,6 +20,9 @@ pub enum RuleStatus {
     /// It matched, but every match already had the wanted shape: the patch is redundant for
     /// this source, the signal that it can be retired for this upstream range.
     Redundant,
+    /// Every match was left alone by a guard (`unless`, `not_inside`) that is not the rule's
+    /// own output: another rule, or upstream, handles those sites.
+    Guarded,
     /// It found nothing (and expects nothing, or expects nothing in particular).
     NoMatch,
     /// It failed: drift, a conflict, an action that cannot apply, or an unparseable result.

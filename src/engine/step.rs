@@ -162,6 +162,8 @@ impl Engine<'_> {
             RuleStatus::NoMatch
         } else if plan.report.matches.iter().any(|m| !m.edits.is_empty()) {
             RuleStatus::Applied
+        } else if plan.report.matches.iter().all(|m| m.guarded) && !rule.guard_is_own_output {
+            RuleStatus::Guarded
         } else {
             RuleStatus::Redundant
         };

@@ -87,6 +87,7 @@ pub fn summary(path: &str, patched: &Patched) -> Vec<String> {
             let what = match r.status {
                 RuleStatus::Applied => "applied",
                 RuleStatus::Redundant => "already applied",
+                RuleStatus::Guarded => "guarded",
                 RuleStatus::Inactive => "inactive",
                 RuleStatus::NoMatch => "no match",
                 RuleStatus::Failed => "failed",
