@@ -7,6 +7,7 @@ use miette::LabeledSpan;
 use tree_sitter::Node;
 
 use super::PatchError;
+use super::error::Note;
 use super::find::Found;
 use crate::actions::ActionFailure;
 use crate::compile::CompiledRule;
@@ -34,20 +35,38 @@ pub fn describe_scope(rule: &CompiledRule) -> String {
     format!("searched {scope} for `{}`", rule.pattern.source.trim())
 }
 
+/// How many lines one snippet may span before far labels get snippets of their own: a
+/// refusal should show the call and the signature, not the 300 lines between them.
+const NEAR_LINES: usize = 12;
+
 /// The refusal of `rule`'s action on `file`.
 pub(crate) fn action_error(rule: &CompiledRule, file: &SourceFile, f: ActionFailure) -> PatchError {
+    let text = file.text();
+    let line = |offset: usize| text[..offset.min(text.len())].matches('\n').count();
+    let first = f.labels.first().map_or(0, |(r, _)| line(r.start));
+    let (near, far): (Vec<_>, Vec<_>) = f
+        .labels
+        .into_iter()
+        .partition(|(r, _)| line(r.start).abs_diff(first) <= NEAR_LINES);
     PatchError::Action {
         rule: rule.id().to_string(),
         action: rule.rule.action.name().to_string(),
         path: file.name().to_string(),
         reason: f.reason,
         src: file.named_source(),
-        labels: f
-            .labels
+        labels: near
             .into_iter()
             .map(|(r, l)| LabeledSpan::new_with_span(Some(l), span(r)))
             .collect(),
         help: f.help,
+        far: far
+            .into_iter()
+            .map(|(r, l)| Note {
+                message: l,
+                src: file.named_source(),
+                at: span(r),
+            })
+            .collect(),
     }
 }
 

@@ -89,12 +89,16 @@ pub enum PatchError {
         /// The target's text.
         #[source_code]
         src: NamedSource<Arc<str>>,
-        /// The call site (and the signature, where one was read).
+        /// The call site (and the signature, where one was read nearby).
         #[label(collection)]
         labels: Vec<miette::LabeledSpan>,
         /// What to do about it.
         #[help]
         help: Option<String>,
+        /// Places too far from the first label to show in one snippet (a signature hundreds
+        /// of lines above the call), each shown on its own.
+        #[related]
+        far: Vec<Note>,
     },
 
     /// The patched text does not parse; nothing is written.
@@ -136,6 +140,21 @@ pub enum PatchError {
         #[label("would be edited again")]
         at: SourceSpan,
     },
+}
+
+/// A place in the target worth showing beside a diagnostic, in a snippet of its own.
+#[derive(Debug, Error, Diagnostic)]
+#[error("{message}")]
+#[diagnostic(severity(Advice))]
+pub struct Note {
+    /// What the place is.
+    pub message: String,
+    /// The target's text.
+    #[source_code]
+    pub src: NamedSource<Arc<str>>,
+    /// The place.
+    #[label("here")]
+    pub at: SourceSpan,
 }
 
 impl PatchError {
