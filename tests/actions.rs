@@ -167,3 +167,22 @@ fn a_guard_that_hands_a_site_to_another_rule_reports_guarded_not_redundant() {
     let own = "id: r\nmatch: \"y = $F($$$A)\"\nunless: \"checkpoint($$$)\"\naction: {replace: \"y = checkpoint($F, $$$A)\"}\nexpect: 1\n";
     assert_eq!(status(own, "y = checkpoint(f, x)\n"), "redundant");
 }
+
+#[test]
+fn a_def_template_keeps_the_parameter_layout_and_never_drops_an_annotation() {
+    let source =
+        "class C:\n    def f(\n        self,\n        x,\n        y=1,\n    ):\n        return x\n";
+    let rule = "id: r\nmatch: \"def f($$$P): $$$B\"\naction:\n  replace: |-\n    def g($$$P):\n        $$$B\nexpect: 1\n";
+    assert_eq!(
+        patched(rule, source),
+        "class C:\n    def g(\n        self,\n        x,\n        y=1,\n    ):\n        return x\n"
+    );
+    let annotated = "def f(x) -> int:\n    return x\n";
+    let refusal = patch(&rules(rule), &versions(&[]), "m.py", annotated).unwrap_err();
+    assert!(refusal.to_string().contains("`-> int`"), "{refusal}");
+    let carried = "id: r\nmatch: \"def f($$$P) -> $R: $$$B\"\naction:\n  replace: |-\n    def g($$$P) -> $R:\n        $$$B\nexpect: 1\n";
+    assert_eq!(
+        patched(carried, annotated),
+        "def g(x) -> int:\n    return x\n"
+    );
+}

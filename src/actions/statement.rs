@@ -54,7 +54,35 @@ impl ActionUnit for Replace {
         let range = site.node.byte_range();
         let indent = line_indent(site.source, range.start);
         let text = substitute(args.text(), site.bindings, site.source, indent);
+        keeps_return_annotation(site, &text)?;
         Ok(site.changing(Some(Edit { range, text })))
+    }
+}
+
+/// Refuses a template that rewrites an annotated def without its return annotation: a pattern
+/// without `->` matches annotated defs too, and dropping `-> int` silently changes the code.
+fn keeps_return_annotation(site: &Site<'_, '_>, replacement: &str) -> Result<(), ActionFailure> {
+    let Some(annotation) = site.node.child_by_field_name("return_type") else {
+        return Ok(());
+    };
+    let tree = crate::python::parse(replacement);
+    let root = tree.root_node();
+    let mut cursor = root.walk();
+    let def = root
+        .children(&mut cursor)
+        .map(|n| n.child_by_field_name("definition").unwrap_or(n))
+        .find(|n| n.kind() == "function_definition");
+    match def {
+        Some(def) if def.child_by_field_name("return_type").is_none() => {
+            let written = &site.source[annotation.byte_range()];
+            Err(ActionFailure::at(
+                annotation.byte_range(),
+                "this annotation",
+                format!("the template would drop the return annotation `-> {written}`"),
+            )
+            .help("write `-> $R` in both the pattern and the template to carry it through"))
+        }
+        _ => Ok(()),
     }
 }
 

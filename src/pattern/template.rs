@@ -8,7 +8,8 @@ use crate::python::line_indent;
 /// Fills a template's metavariables with the text they bound. Lines after the template's
 /// first are indented like the line the match starts on, and a capture spanning several lines
 /// keeps its own layout, shifted to where it now stands. `($$$ARGS)` with every argument of a
-/// call takes the call's whole argument layout (line breaks, trailing comma) along.
+/// call (or `($$$P)` with every parameter of a def) takes the whole list's layout (line breaks,
+/// trailing comma) along.
 pub fn substitute(template: &str, bindings: &Bindings<'_>, source: &str, indent: &str) -> String {
     let Ok(pieces) = scan(template) else {
         // Templates are checked when rules compile; a failure here cannot happen.
@@ -42,7 +43,13 @@ pub fn substitute(template: &str, bindings: &Bindings<'_>, source: &str, indent:
                 } else {
                     line_indent(source, start)
                 };
-                let here = current_indent(&out).to_string();
+                // On the template's first line the text stands where the match stood, after
+                // that line's indentation.
+                let here = if out.contains('\n') {
+                    current_indent(&out).to_string()
+                } else {
+                    format!("{indent}{}", current_indent(&out))
+                };
                 let segments: Vec<&str> = text.split('\n').collect();
                 for (i, segment) in segments.iter().enumerate() {
                     if i == 0 {
@@ -86,7 +93,9 @@ fn capture_layout<'s>(
     if between_parens
         && let Capture::Many(nodes) = capture
         && let Some(first) = nodes.first()
-        && let Some(list) = first.parent().filter(|p| p.kind() == "argument_list")
+        && let Some(list) = first
+            .parent()
+            .filter(|p| matches!(p.kind(), "argument_list" | "parameters"))
     {
         let mut cursor = list.walk();
         let all: Vec<_> = list
