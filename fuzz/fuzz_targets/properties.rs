@@ -124,7 +124,8 @@ fn grammar_rule(choice: &[u8]) -> Option<String> {
 
 /// apply: a rule (one of every action, or one built from a small grammar) on arbitrary Python
 /// source: the engine refuses with a diagnostic, or returns source that the same rules leave
-/// unchanged and that parses where the input did; with or without the prefilter, the outcome
+/// unchanged and that parses (with tree-sitter and with CPython's grammar) where the input did;
+/// with or without the prefilter, the outcome
 /// is the same, but for syntax errors where no rule needs to look.
 pub fn apply(bytes: &[u8]) {
     let Some((&which, rest)) = bytes.split_first() else {
@@ -173,6 +174,14 @@ pub fn apply(bytes: &[u8]) {
         assert!(
             !source_parses || first_syntax_error(parse(&patched.output).root_node()).is_none(),
             "the patched source does not parse:\n{}",
+            patched.output
+        );
+        // CPython accepts whatever regraft writes (as ruff's parser, which follows CPython's
+        // grammar, reads the whole file): the engine checks only the statements it touched.
+        assert!(
+            regraft::python::cpython::new_error(source, &patched.output).is_none()
+                || !regraft::python::cpython::errors(source).is_empty(),
+            "CPython would reject the patched source:\n{}",
             patched.output
         );
         let again = engine.patch(Target {

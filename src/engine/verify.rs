@@ -129,7 +129,8 @@ fn cpython_error(
         };
         cpython::errors(text).is_empty()
     });
-    if clean {
+    // A tab/space mix anywhere makes CPython reject the whole file; the scan is cheap.
+    if clean && cpython::tab_error(output).is_none() {
         return None;
     }
     cpython::new_error(input.text, output)

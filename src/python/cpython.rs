@@ -22,6 +22,8 @@ pub struct CpythonError {
     pub range: Range<usize>,
     /// What CPython would say, in ruff's words.
     pub message: String,
+    /// Whether only Pythons older than the syntax reject it (CPython 3.12 reads it, 3.9 not).
+    pub version_only: bool,
 }
 
 /// Every syntax error CPython would report in `text`, in order.
@@ -37,6 +39,7 @@ pub fn errors(text: &str) -> Vec<CpythonError> {
         .map(|e| CpythonError {
             range: range(e.location),
             message: e.error.to_string(),
+            version_only: false,
         })
         .chain(
             parsed
@@ -45,6 +48,7 @@ pub fn errors(text: &str) -> Vec<CpythonError> {
                 .map(|e| CpythonError {
                     range: range(e.range()),
                     message: e.to_string(),
+                    version_only: true,
                 }),
         )
         .collect();
@@ -57,7 +61,7 @@ pub fn errors(text: &str) -> Vec<CpythonError> {
 /// tabs to the next multiple of 8 and with tabs as one column, and the two measures must order
 /// every pair of lines the same way (the tokenizer's `altcol` check). A form feed restarts the
 /// count, as in CPython.
-fn tab_error(text: &str) -> Option<CpythonError> {
+pub fn tab_error(text: &str) -> Option<CpythonError> {
     let mut stack: Vec<(usize, usize)> = vec![(0, 0)];
     for start in super::regions::logical_line_starts(text)? {
         let (mut col, mut alt, mut end) = (0, 0, start);
@@ -84,6 +88,7 @@ fn tab_error(text: &str) -> Option<CpythonError> {
             return Some(CpythonError {
                 range: start..end.max(start + 1),
                 message: "TabError: inconsistent use of tabs and spaces in indentation".into(),
+                version_only: false,
             });
         }
         if col > top {
@@ -93,8 +98,10 @@ fn tab_error(text: &str) -> Option<CpythonError> {
     None
 }
 
-/// The first error in `new_text` that `old_text` did not have: errors are told apart by their
-/// message, and one kind of error occurring more often than before counts as new.
+/// The first error in `new_text` that makes it unfit to write: any syntax error (even one
+/// `old_text` had: CPython rejects the file either way), or syntax newer than
+/// [`OLDEST_PYTHON`] that `old_text` did not have (told apart by message, and one kind
+/// occurring more often than before counts as new).
 pub fn new_error(old_text: &str, new_text: &str) -> Option<CpythonError> {
     let after = errors(new_text);
     if after.is_empty() {
@@ -106,7 +113,7 @@ pub fn new_error(old_text: &str, new_text: &str) -> Option<CpythonError> {
     };
     after
         .iter()
-        .find(|e| count(&after, &e.message) > count(&before, &e.message))
+        .find(|e| !e.version_only || count(&after, &e.message) > count(&before, &e.message))
         .cloned()
 }
 
@@ -138,6 +145,11 @@ mod tests {
 
     #[test]
     fn only_errors_the_edit_introduced_count() {
+        let tabs = "if x:\n\ty = 1\n        z = 2\n";
+        assert!(
+            new_error(tabs, &format!("{tabs}w = 3\n")).is_some(),
+            "a file CPython rejects stays rejected"
+        );
         let old = "match x:\n    case 1:\n        pass\n";
         assert!(!errors(old).is_empty(), "match is newer than Python 3.9");
         assert_eq!(new_error(old, &format!("{old}y = 1\n")), None);
