@@ -17,6 +17,7 @@ mod fuzz_regressions;
 mod layers;
 mod lint;
 mod matrix;
+mod precedence;
 mod prefilter;
 mod properties;
 mod regions;

@@ -2,21 +2,154 @@
 //! template puts them.
 
 use crate::pattern::matcher::{Bindings, Capture};
-use crate::pattern::meta::{Metavar, scan};
+use crate::pattern::meta::{Metavar, Piece, scan};
 use crate::python::line_indent;
 
 /// Fills a template's metavariables with the text they bound. Lines after the template's
 /// first are indented like the line the match starts on, and a capture spanning several lines
 /// keeps its own layout, shifted to where it now stands. `($$$ARGS)` with every argument of a
 /// call (or `($$$P)` with every parameter of a def) takes the whole list's layout (line breaks,
-/// trailing comma) along.
+/// trailing comma) along. A capture that the template's surroundings would bind differently
+/// (`a if c else b` in `loss * $X`) is parenthesised, decided from the filled template's tree.
 pub fn substitute(template: &str, bindings: &Bindings<'_>, source: &str, indent: &str) -> String {
     let Ok(pieces) = scan(template) else {
         // Templates are checked when rules compile; a failure here cannot happen.
         return template.to_string();
     };
+    let fill = |wrap: &[usize]| fill(template, &pieces, bindings, source, indent, wrap);
+    let (mut out, placed) = fill(&[]);
+    match needs_parentheses(&out, &placed, indent) {
+        Wrap::None => {}
+        Wrap::These(wrap) => out = fill(&wrap).0,
+        // The filled text does not parse: parentheses help only where the capture caused it;
+        // a broken template stays as written, for the check that refuses it to point at.
+        Wrap::AllIfItHelps(wrap) => {
+            let wrapped = fill(&wrap).0;
+            if parses(&wrapped, indent) {
+                out = wrapped;
+            }
+        }
+    }
+    // Lines holding only indentation are left empty.
+    let mut cleaned: Vec<&str> = out.split('\n').collect();
+    for line in &mut cleaned {
+        if line.trim().is_empty() {
+            *line = "";
+        }
+    }
+    cleaned.join("\n")
+}
+
+/// Where a capture of a compound expression was placed in a filled template: its piece and
+/// byte range.
+type Placed = (usize, std::ops::Range<usize>);
+
+/// Which captures to parenthesise.
+enum Wrap {
+    /// None.
+    None,
+    /// These pieces, which the filled text does not read as one node.
+    These(Vec<usize>),
+    /// The filled text does not parse: all these, if that makes it parse.
+    AllIfItHelps(Vec<usize>),
+}
+
+/// `out` (lines after the first carrying `indent`) read as the body of a block at that
+/// indentation, with where `out` starts in it.
+fn as_block(out: &str, indent: &str) -> (String, usize) {
+    let prefix = if indent.is_empty() {
+        String::new()
+    } else {
+        format!("if 1:\n{indent}")
+    };
+    (format!("{prefix}{out}\n"), prefix.len())
+}
+
+/// Whether both tree-sitter and CPython's grammar read `out`.
+fn parses(out: &str, indent: &str) -> bool {
+    let (text, _) = as_block(out, indent);
+    !crate::python::parse(&text).root_node().has_error()
+        && crate::python::cpython::errors(&text)
+            .iter()
+            .all(|e| e.version_only)
+}
+
+/// The pieces whose compound expression the filled template `out` does not read as one node
+/// (its operators bind to the template's around it), or all of them where `out` does not
+/// parse, so cannot tell.
+fn needs_parentheses(out: &str, placed: &[Placed], indent: &str) -> Wrap {
+    if placed.is_empty() {
+        return Wrap::None;
+    }
+    let (text, shift) = as_block(out, indent);
+    let tree = crate::python::parse(&text);
+    let root = tree.root_node();
+    // tree-sitter reads some nestings CPython rejects (`a if b if c else d else e`): where
+    // either parser rejects the filled text, every compound capture gets parentheses.
+    let cpython_rejects = || {
+        crate::python::cpython::errors(&text)
+            .iter()
+            .any(|e| !e.version_only)
+    };
+    if root.has_error() || cpython_rejects() {
+        return Wrap::AllIfItHelps(placed.iter().map(|(piece, _)| *piece).collect());
+    }
+    let wrap: Vec<usize> = placed
+        .iter()
+        .filter(|(_, range)| {
+            let wanted = range.start + shift..range.end + shift;
+            let node = root.descendant_for_byte_range(wanted.start, wanted.end);
+            // CPython flattens `a and b and c` into one operation: keep the capture's own.
+            let flattened = |n: tree_sitter::Node<'_>| {
+                n.kind() == "boolean_operator"
+                    && n.parent().is_some_and(|p| p.kind() == "boolean_operator")
+            };
+            node.is_none_or(|n| n.byte_range() != wanted || flattened(n))
+        })
+        .map(|(piece, _)| *piece)
+        .collect();
+    if wrap.is_empty() {
+        Wrap::None
+    } else {
+        Wrap::These(wrap)
+    }
+}
+
+/// Expressions whose operators can bind to a template's operators around them (and numbers,
+/// which a following `.` would read as a decimal point); the others (names, calls,
+/// attributes, strings, bracketed forms) read the same anywhere.
+fn is_compound(kind: &str) -> bool {
+    matches!(
+        kind,
+        "integer"
+            | "float"
+            | "binary_operator"
+            | "boolean_operator"
+            | "comparison_operator"
+            | "not_operator"
+            | "unary_operator"
+            | "conditional_expression"
+            | "lambda"
+            | "named_expression"
+            | "await"
+            | "expression_list"
+            | "concatenated_string"
+    )
+}
+
+/// The filled template before blank lines are cleaned, and where each compound capture went;
+/// the pieces listed in `wrap` are written in parentheses.
+fn fill(
+    template: &str,
+    pieces: &[Piece],
+    bindings: &Bindings<'_>,
+    source: &str,
+    indent: &str,
+    wrap: &[usize],
+) -> (String, Vec<Placed>) {
     let mut out = String::with_capacity(template.len());
-    for piece in &pieces {
+    let mut placed = Vec::new();
+    for (index, piece) in pieces.iter().enumerate() {
         match &piece.var {
             None => {
                 for (i, part) in template[piece.range.clone()].split('\n').enumerate() {
@@ -33,49 +166,65 @@ pub fn substitute(template: &str, bindings: &Bindings<'_>, source: &str, indent:
                 };
                 let between_parens = template[..piece.range.start].ends_with('(')
                     && template[piece.range.end..].starts_with(')');
-                let (text, start) = capture_layout(capture, source, between_parens);
-                // Continuation lines keep their indentation relative to the capture's base:
-                // the capture's own column where it opens a line, else its line's indentation.
-                let line_start = source[..start].rfind('\n').map_or(0, |i| i + 1);
-                let opens_line = source[line_start..start].trim().is_empty();
-                let base = if opens_line {
-                    &source[line_start..start]
-                } else {
-                    line_indent(source, start)
-                };
-                // On the template's first line the text stands where the match stood, after
-                // that line's indentation.
-                let here = if out.contains('\n') {
-                    current_indent(&out).to_string()
-                } else {
-                    format!("{indent}{}", current_indent(&out))
-                };
-                let segments: Vec<&str> = text.split('\n').collect();
-                for (i, segment) in segments.iter().enumerate() {
-                    if i == 0 {
-                        out.push_str(segment);
-                        continue;
-                    }
-                    out.push('\n');
-                    let last = i + 1 == segments.len();
-                    if segment.trim().is_empty() && !last {
-                        continue;
-                    }
-                    out.push_str(&here);
-                    out.push_str(segment.strip_prefix(base).unwrap_or(segment.trim_start()));
+                let compound = matches!(capture, Capture::One(node) if is_compound(node.kind()));
+                let parenthesised = wrap.contains(&index);
+                if parenthesised {
+                    out.push('(');
+                }
+                let start = out.len();
+                place_capture(&mut out, capture, source, indent, between_parens);
+                if compound {
+                    placed.push((index, start..out.len()));
+                }
+                if parenthesised {
+                    out.push(')');
                 }
             }
             Some(_) => {}
         }
     }
-    // Lines holding only indentation are left empty.
-    let mut cleaned: Vec<&str> = out.split('\n').collect();
-    for line in &mut cleaned {
-        if line.trim().is_empty() {
-            *line = "";
+    (out, placed)
+}
+
+/// Writes a capture's text at the end of `out`, its continuation lines re-indented.
+fn place_capture(
+    out: &mut String,
+    capture: &Capture<'_>,
+    source: &str,
+    indent: &str,
+    between_parens: bool,
+) {
+    let (text, start) = capture_layout(capture, source, between_parens);
+    // Continuation lines keep their indentation relative to the capture's base: the capture's
+    // own column where it opens a line, else its line's indentation.
+    let line_start = source[..start].rfind('\n').map_or(0, |i| i + 1);
+    let opens_line = source[line_start..start].trim().is_empty();
+    let base = if opens_line {
+        &source[line_start..start]
+    } else {
+        line_indent(source, start)
+    };
+    // On the template's first line the text stands where the match stood, after that line's
+    // indentation.
+    let here = if out.contains('\n') {
+        current_indent(out).to_string()
+    } else {
+        format!("{indent}{}", current_indent(out))
+    };
+    let segments: Vec<&str> = text.split('\n').collect();
+    for (i, segment) in segments.iter().enumerate() {
+        if i == 0 {
+            out.push_str(segment);
+            continue;
         }
+        out.push('\n');
+        let last = i + 1 == segments.len();
+        if segment.trim().is_empty() && !last {
+            continue;
+        }
+        out.push_str(&here);
+        out.push_str(segment.strip_prefix(base).unwrap_or(segment.trim_start()));
     }
-    cleaned.join("\n")
 }
 
 /// The leading whitespace of the last line of `text`.

@@ -1,0 +1,150 @@
+//! Templates are precedence-safe: a capture placed where the template's operators would bind
+//! into it is parenthesised. Differential against CPython: for generated expressions and
+//! templates, `ast.dump` of what regraft writes equals that of the template with the capture
+//! in parentheses, which is what the template means.
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+use proptest::prelude::*;
+use proptest::strategy::ValueTree;
+use proptest::test_runner::TestRunner;
+
+use crate::util::{patch, render, rules, versions};
+
+/// An operand: parenthesised unless atomic, so every generated expression is valid Python and
+/// its own top-level operator is what meets the template's.
+fn operand(e: String) -> String {
+    if e.contains(' ') || e.starts_with('-') {
+        format!("({e})")
+    } else {
+        e
+    }
+}
+
+fn expression() -> impl Strategy<Value = String> {
+    let atom = prop_oneof![
+        Just("a".to_string()),
+        Just("f(x)".to_string()),
+        Just("b.c".to_string()),
+        Just("3".to_string()),
+        Just("[1, 2]".to_string()),
+    ];
+    let inner = atom.prop_recursive(2, 8, 2, |inner| {
+        let op = prop::sample::select(vec![
+            "+", "-", "*", "/", "**", "%", "@", "|", "&", "<<", "and", "or", "<", "==", "is not",
+            "in",
+        ]);
+        prop_oneof![
+            (inner.clone(), inner.clone(), op).prop_map(|(l, r, op)| format!(
+                "{} {op} {}",
+                operand(l),
+                operand(r)
+            )),
+            (inner.clone(), inner.clone(), inner.clone()).prop_map(|(a, c, b)| format!(
+                "{} if {} else {}",
+                operand(a),
+                operand(c),
+                operand(b)
+            )),
+            inner.clone().prop_map(|e| format!("not {}", operand(e))),
+            inner.prop_map(|e| format!("-{}", operand(e))),
+        ]
+    });
+    prop_oneof![
+        4 => inner.clone(),
+        1 => inner.prop_map(|e| format!("lambda: {}", operand(e))),
+    ]
+}
+
+const TEMPLATES: &[&str] = &[
+    "loss * $X",
+    "$X * loss",
+    "-$X",
+    "$X ** 2",
+    "2 ** $X",
+    "not $X",
+    "$X.attr",
+    "$X[0]",
+    "g($X)",
+    "$X if cond else other",
+    "first if $X else other",
+    "[$X, 1]",
+    "$X + 1",
+    "$X and z",
+    "z or $X",
+    "$X < 3",
+    "$X",
+    "await_(lambda: $X)",
+];
+
+#[test]
+fn captures_keep_their_meaning_wherever_a_template_puts_them() {
+    let mut runner = TestRunner::deterministic();
+    let strategy = expression();
+    let mut payload = Vec::new();
+    let cases: usize = std::env::var("REGRAFT_PRECEDENCE_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(240);
+    for i in 0..cases {
+        let x = strategy.new_tree(&mut runner).unwrap().current();
+        let template = TEMPLATES[i % TEMPLATES.len()];
+        let rule = format!(
+            "id: p\nmatch: \"y = $X\"\naction: {{replace: {:?}}}\nexpect: 1\n",
+            format!("z = {template}")
+        );
+        let source = format!("y = {x}\n");
+        let out = patch(&rules(&rule), &versions(&[]), "m.py", &source)
+            .unwrap_or_else(|e| panic!("{x} in {template}: {}", render(&e)));
+        let intended = format!("z = {}\n", template.replace("$X", &format!("({x})")));
+        payload.push(serde_json::json!([out.output, intended, x, template]));
+    }
+    const CHECK: &str = r#"
+import ast, json, sys
+bad = []
+for produced, intended, x, template in json.load(sys.stdin):
+    if ast.dump(ast.parse(produced)) != ast.dump(ast.parse(intended)):
+        bad.append([x, template, produced])
+print(json.dumps(bad))
+"#;
+    let mut child = Command::new("python3")
+        .args(["-c", CHECK])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("python3 runs");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(serde_json::to_string(&payload).unwrap().as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "the CPython check failed");
+    let bad: Vec<(String, String, String)> = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        bad.is_empty(),
+        "{} of {} change meaning; the first: {:?}",
+        bad.len(),
+        payload.len(),
+        bad[0]
+    );
+}
+
+#[test]
+fn a_conditional_capture_is_parenthesised_and_an_atom_is_not() {
+    let rule = "id: p\nmatch: \"y = $X\"\naction: {replace: \"z = loss * $X\"}\nexpect: 1\n";
+    let run = |source: &str| {
+        patch(&rules(rule), &versions(&[]), "m.py", source)
+            .unwrap()
+            .output
+    };
+    assert_eq!(run("y = a if c else b\n"), "z = loss * (a if c else b)\n");
+    assert_eq!(run("y = f(a)\n"), "z = loss * f(a)\n");
+    assert_eq!(
+        run("y = a * b\n"),
+        "z = loss * (a * b)\n",
+        "a * b would bind as (loss * a) * b"
+    );
+}
