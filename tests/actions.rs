@@ -186,3 +186,13 @@ fn a_def_template_keeps_the_parameter_layout_and_never_drops_an_annotation() {
         "def g(x) -> int:\n    return x\n"
     );
 }
+
+#[test]
+fn a_decorator_is_inside_the_function_it_decorates() {
+    let source = "class Block:\n    @torch.compile(mode=\"max\")\n    def forward(self, x):\n        return x\n\n    @torch.compile(mode=\"max\")\n    def other(self, x):\n        return x\n";
+    let rule = "id: r\ninside: {class: Block, function: forward}\nmatch: \"@torch.compile($$$A)\"\naction: {delete: true}\nexpect: 1\n";
+    assert_eq!(
+        patched(rule, source),
+        "class Block:\n    def forward(self, x):\n        return x\n\n    @torch.compile(mode=\"max\")\n    def other(self, x):\n        return x\n"
+    );
+}

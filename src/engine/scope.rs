@@ -63,8 +63,18 @@ pub fn scope_bindings<'t>(
         return Ok(vec![Bindings::default()]);
     }
     let ancestors = ancestors(root, node);
+    // A decorator belongs to the definition it decorates (as in Python's own AST), so a
+    // decorated_definition stands for its definition: `inside: {function: forward}` finds
+    // forward's decorators too.
     let named = |n: &Node<'t>, kind: &str, filter: &crate::rules::model::NameFilter| {
-        n.kind() == kind && definition_name(*n, source).is_some_and(|name| filter.matches(name))
+        let definition = if n.kind() == "decorated_definition" {
+            n.child_by_field_name("definition")
+        } else {
+            Some(*n)
+        };
+        definition.is_some_and(|d| {
+            d.kind() == kind && definition_name(d, source).is_some_and(|name| filter.matches(name))
+        })
     };
     // Index (into `ancestors`, innermost first) of the outermost scope a loop must lie within.
     let mut limit = ancestors.len();
