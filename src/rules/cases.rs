@@ -4,7 +4,7 @@ use std::str::FromStr;
 
 use serde_yaml::{Mapping, Value};
 
-use super::convert::{Cx, child, key_path};
+use super::convert::{Cx, child, is_package_name, key_path};
 use super::error::{RuleError, RuleErrorKind};
 use super::model::{TEST_ERROR_KINDS, TestCase, TestExpectation, normalize_package};
 use super::spans::Seg;
@@ -114,6 +114,16 @@ impl Cx<'_> {
                 return Err(self.wrong_type(wp, "with", "a package name", k));
             };
             let vp = key_path(wp, package);
+            if !is_package_name(package) {
+                // Both syntaxes must be able to write it back (the DSL writes it bare).
+                return Err(self.error(
+                    RuleErrorKind::InvalidValue {
+                        key: "with".to_string(),
+                        reason: format!("`{package}` is not a package name"),
+                    },
+                    self.spans.key(&vp),
+                ));
+            }
             let Value::String(text) = ver else {
                 return Err(self
                     .wrong_type(&vp, package, "a quoted version", ver)
