@@ -182,7 +182,7 @@ fn row(
         matches: 0,
         files: Vec::new(),
         message: String::new(),
-        fails: rule.rule.on_miss == crate::rules::model::OnMiss::Error,
+        fails: rule.rule.on_miss == crate::rules::model::Policy::Error,
     };
     match versions.gate(&rule.rule) {
         Gate::Open => {}
@@ -293,10 +293,13 @@ fn survey_file(
                 .errors
                 .iter()
                 .map(|(rules, e)| (rules.clone(), message(e), classify(e)))
+                // A site refused under `on_refuse: warn|skip` is the rule working as written:
+                // it shows in the reports, not as a failing cell.
                 .chain(
                     survey
                         .misses
                         .iter()
+                        .filter(|(_, e)| !matches!(e, PatchError::Action { .. }))
                         .map(|(rule, e)| (vec![*rule], message(e), classify(e))),
                 )
                 .collect();

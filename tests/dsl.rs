@@ -315,3 +315,13 @@ fn rule_folders_load_dsl_files_beside_yaml() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+#[test]
+fn on_refuse_reads_and_writes_in_both_syntaxes() {
+    let yaml = "id: r\non_refuse: warn\nmatch: \"f($$$A)\"\naction: {remove_kwargs: [x]}\n";
+    let rules = load_yaml("r.yaml", yaml).unwrap();
+    assert_eq!(rules[0].on_refuse, regraft::rules::model::Policy::Warn);
+    let dsl = to_dsl(&rules);
+    assert!(dsl.contains("on_refuse warn"), "{dsl}");
+    assert_eq!(load_dsl("r.graft", &dsl).unwrap(), rules);
+}

@@ -253,3 +253,38 @@ fn preserve_lines_refuses_an_edit_that_would_add_a_line() {
             .contains("decoder_layer(hidden_states, causal_mask, None, None, head_mask[idx])")
     );
 }
+
+#[test]
+fn on_refuse_warn_leaves_a_refused_site_alone_and_patches_the_others() {
+    let source = "class Layer:\n    def forward(self, x, mask=None):\n        return x\n\n\nclass Model:\n    def forward(self):\n        for _, layer in enumerate(self.layers):\n            out = layer(x, mask=m)\n        for _, layer in enumerate(self.layers):\n            out = layer(x, bias=b)\n";
+    let rule = "id: r\non_refuse: warn\ninside:\n  class: Model\n  loop: \"for $_, $L in enumerate(self.layers)\"\nmatch: \"out = $L($$$A)\"\naction:\n  kwargs_to_positional: {signature: Layer.forward}\nexpect: 2\n";
+    let out = patch(&crate::util::rules(rule), &versions(&[]), "m.py", source).unwrap();
+    assert!(out.output.contains("out = layer(x, m)"), "{}", out.output);
+    assert!(
+        out.output.contains("out = layer(x, bias=b)"),
+        "{}",
+        out.output
+    );
+    assert_eq!(out.warnings.len(), 1);
+    assert!(out.warnings[0].to_string().contains("`bias`"));
+    let refused: Vec<_> = out.rules[0]
+        .matches
+        .iter()
+        .filter_map(|m| m.refused.as_deref())
+        .collect();
+    assert_eq!(refused, ["`Layer.forward` has no parameter `bias`"]);
+    let skip = rule.replace("on_refuse: warn", "on_refuse: skip");
+    assert!(
+        patch(&crate::util::rules(&skip), &versions(&[]), "m.py", source)
+            .unwrap()
+            .warnings
+            .is_empty()
+    );
+    let error = rule.replace("on_refuse: warn\n", "");
+    assert_eq!(
+        patch(&crate::util::rules(&error), &versions(&[]), "m.py", source)
+            .unwrap_err()
+            .kind(),
+        "action"
+    );
+}

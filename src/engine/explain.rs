@@ -8,6 +8,7 @@ use miette::{Diagnostic, NamedSource, SourceSpan};
 use thiserror::Error;
 use tree_sitter::Node;
 
+use super::outcome::Locator;
 use super::parsed::parse_target;
 use super::scope::{ScopeMiss, scope_bindings};
 use super::{Engine, MatchReport, PatchError, Target, gate_reason};
@@ -16,7 +17,7 @@ use crate::pattern::PatNode;
 use crate::pattern::matcher::{Bindings, Matcher};
 use crate::python::definition_name;
 use crate::rules::model::NameFilter;
-use crate::source::{LineIndex, SourceFile, span};
+use crate::source::{SourceFile, span};
 use crate::versions::Gate;
 
 /// How many near misses `explain` shows.
@@ -76,24 +77,10 @@ impl Engine<'_> {
         }
         let root = tree.root_node();
         let found = self.find(text, root, &[RuleId(index)]).remove(0);
-        let lines = LineIndex::new(text);
+        let locator = Locator::new(text);
         let matches = found
             .iter()
-            .map(|m| {
-                let r = m.node.byte_range();
-                MatchReport {
-                    start: lines.line_col(text, r.start),
-                    end: lines.line_col(text, r.end),
-                    range: r,
-                    bindings: m
-                        .bindings
-                        .named()
-                        .map(|(n, c)| (n.to_string(), c.text(text).to_string()))
-                        .collect(),
-                    edits: Vec::new(),
-                    guarded: m.guarded,
-                }
-            })
+            .map(|m| locator.match_report(m.node.byte_range(), &m.bindings, &[], m.guarded))
             .collect::<Vec<_>>();
         let matched: Vec<usize> = found.iter().map(|m| m.node.id()).collect();
         let mut near = near_misses(rule, root, text, &matched);

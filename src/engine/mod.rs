@@ -26,7 +26,7 @@ use crate::compile::{CompiledRule, Locator, RuleId, RuleSet};
 use crate::prefilter::Hits;
 use crate::python;
 use crate::rules::error::{RuleError, RuleErrorKind};
-use crate::rules::model::OnMiss;
+use crate::rules::model::Policy;
 use crate::versions::{Gate, VersionEnv};
 use parsed::{Parsed, parse_target};
 use probe::{inactive_reason, probe};
@@ -139,7 +139,14 @@ impl<'r> Engine<'r> {
         let warnings = survey
             .misses
             .into_iter()
-            .filter(|(rule, _)| self.rules.rule(*rule).rule.on_miss == OnMiss::Warn)
+            .filter(|(rule, e)| {
+                let rule = &self.rules.rule(*rule).rule;
+                let policy = match e {
+                    PatchError::Action { .. } => rule.on_refuse,
+                    _ => rule.on_miss,
+                };
+                policy == Policy::Warn
+            })
             .map(|(_, e)| e)
             .collect();
         Ok(Patched {

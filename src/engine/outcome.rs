@@ -68,6 +68,9 @@ pub struct MatchReport {
     /// Whether `unless` or `not_inside` left this match alone (it is already patched).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub guarded: bool,
+    /// Why the action refused this site, where the rule's `on_refuse` left it alone.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub refused: Option<String>,
 }
 
 /// What one rule did in one file.
@@ -104,7 +107,8 @@ pub struct Patched {
     pub output: String,
     /// Every rule that selected the file, in the order the rules ran.
     pub rules: Vec<RuleReport>,
-    /// Drift of rules with `on_miss: warn`: to report, without failing.
+    /// Drift of rules with `on_miss: warn` and refusals of rules with `on_refuse: warn`: to
+    /// report, without failing.
     pub warnings: Vec<PatchError>,
 }
 
@@ -124,7 +128,8 @@ pub struct Survey {
     pub rules: Vec<RuleReport>,
     /// Each failure with the rules it concerns, in the order found.
     pub errors: Vec<(Vec<RuleId>, PatchError)>,
-    /// Drift of rules whose `on_miss` is `warn` or `skip`: reported, not failing the file.
+    /// Drift of rules whose `on_miss` is `warn` or `skip`, and refusals of rules whose
+    /// `on_refuse` is: reported, not failing the file.
     pub misses: Vec<(RuleId, PatchError)>,
 }
 
@@ -192,6 +197,7 @@ impl<'t> Locator<'t> {
                 })
                 .collect(),
             guarded,
+            refused: None,
         }
     }
 }

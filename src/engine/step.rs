@@ -3,14 +3,14 @@
 
 use super::diagnose::{action_error, drift};
 use super::find::Found;
-use super::outcome::{Locator, RuleReport, RuleStatus};
+use super::outcome::{Locator, MatchReport, RuleReport, RuleStatus};
 use super::parsed::Parsed;
 use super::{Engine, PatchError, repair, verify};
 use crate::actions::{self, ActionFailure, Signatures, Site};
 use crate::compile::{CompiledRule, RuleId};
 use crate::edit::{self, Edit, PlannedEdit};
 use crate::pattern::matcher::Bindings;
-use crate::rules::model::{OnMiss, Phase};
+use crate::rules::model::{Phase, Policy};
 use crate::source::{SourceFile, span};
 
 /// What one step runs on.
@@ -49,7 +49,8 @@ struct RulePlan {
     report: RuleReport,
     edits: Vec<PlannedEdit>,
     error: Option<PatchError>,
-    miss: Option<PatchError>,
+    /// Failures the rule's policies turn into reports: drift, refused sites.
+    misses: Vec<PatchError>,
 }
 
 impl Engine<'_> {
@@ -65,7 +66,7 @@ impl Engine<'_> {
         for (&id, matches) in input.active.iter().zip(&found) {
             let plan = self.plan_rule(id, matches, input, &locator, &mut signatures);
             out.errors.extend(plan.error.map(|e| (vec![id], e)));
-            out.misses.extend(plan.miss.map(|e| (id, e)));
+            out.misses.extend(plan.misses.into_iter().map(|e| (id, e)));
             if plan.report.status == RuleStatus::Failed {
                 failed.push(id);
             } else {
@@ -117,7 +118,7 @@ impl Engine<'_> {
             },
             edits: Vec::new(),
             error: None,
-            miss: None,
+            misses: Vec::new(),
         };
         let mut failed = false;
         if input.check_expect
@@ -127,8 +128,8 @@ impl Engine<'_> {
             let root = input.parsed.tree.root_node();
             let miss = drift(rule, &file(), root, matches, &expect.to_string());
             match rule.rule.on_miss {
-                OnMiss::Error => plan.error = Some(miss),
-                OnMiss::Warn | OnMiss::Skip => plan.miss = Some(miss),
+                Policy::Error => plan.error = Some(miss),
+                Policy::Warn | Policy::Skip => plan.misses.push(miss),
             }
             failed = true;
         }
@@ -139,8 +140,15 @@ impl Engine<'_> {
                 plan.report.matches.push(report);
                 continue;
             }
+            let mut refused = None;
             let edits = match plan_edits(rule, m, input, signatures) {
                 Ok(edits) => edits,
+                // The rule's policy leaves a refused site alone; its other sites still apply.
+                Err(f) if rule.rule.on_refuse != Policy::Error => {
+                    refused = Some(f.reason.clone());
+                    plan.misses.push(action_error(rule, &file(), f));
+                    Vec::new()
+                }
                 Err(f) => {
                     if !failed {
                         plan.error = Some(action_error(rule, &file(), f));
@@ -149,24 +157,15 @@ impl Engine<'_> {
                     Vec::new()
                 }
             };
-            let report = locator.match_report(range, &m.bindings, &edits, false);
+            let mut report = locator.match_report(range, &m.bindings, &edits, false);
+            report.refused = refused;
             plan.report.matches.push(report);
             let edits = edits
                 .into_iter()
                 .map(|edit| PlannedEdit { rule: id.0, edit });
             plan.edits.extend(edits);
         }
-        plan.report.status = if failed {
-            RuleStatus::Failed
-        } else if plan.report.matches.is_empty() {
-            RuleStatus::NoMatch
-        } else if plan.report.matches.iter().any(|m| !m.edits.is_empty()) {
-            RuleStatus::Applied
-        } else if plan.report.matches.iter().all(|m| m.guarded) && !rule.guard_is_own_output {
-            RuleStatus::Guarded
-        } else {
-            RuleStatus::Redundant
-        };
+        plan.report.status = status(rule, &plan.report.matches, failed);
         plan
     }
 
@@ -224,6 +223,21 @@ fn plan_edits(
     } else {
         edits
     })
+}
+
+/// A rule's status in one step from its matches.
+fn status(rule: &CompiledRule, matches: &[MatchReport], failed: bool) -> RuleStatus {
+    if failed {
+        RuleStatus::Failed
+    } else if matches.is_empty() {
+        RuleStatus::NoMatch
+    } else if matches.iter().any(|m| !m.edits.is_empty()) {
+        RuleStatus::Applied
+    } else if matches.iter().all(|m| m.guarded) && !rule.guard_is_own_output {
+        RuleStatus::Guarded
+    } else {
+        RuleStatus::Redundant
+    }
 }
 
 /// Marks the reports of `failed` rules as failed.

@@ -51,6 +51,17 @@ pub fn explain_rule(rule: &crate::compile::CompiledRule, scope: &str) -> String 
         .expect
         .map_or("anything (no `expect`)".to_string(), |e| e.to_string());
     let _ = writeln!(out, "  expect:      {expect} per selected file");
+    for (key, policy) in [("on miss", r.on_miss), ("on refuse", r.on_refuse)] {
+        if policy != crate::rules::model::Policy::Error {
+            let _ = writeln!(
+                out,
+                "  {key}:{:width$}{}",
+                "",
+                policy.name(),
+                width = 12 - key.len()
+            );
+        }
+    }
     let _ = writeln!(out, "  query:       {}", rule.query_source);
     let literals = if rule.pattern.literals.is_empty() {
         "(none)".to_string()

@@ -304,7 +304,10 @@ pub struct Rule {
     /// File-level source probes: the rule runs only on files that pass them.
     pub when: When,
     /// What a missed `expect` does: fail (default), warn, or pass silently.
-    pub on_miss: OnMiss,
+    pub on_miss: Policy,
+    /// What a site the action refuses does: fail the file (default), or be left alone and
+    /// reported (warn) or only shown in JSON and the matrix (skip), the other sites applying.
+    pub on_refuse: Policy,
     /// Test cases carried in the rule.
     pub tests: Vec<TestCase>,
     /// Where the rule was read from.
@@ -334,25 +337,26 @@ impl When {
     }
 }
 
-/// What happens when a rule misses its `expect`.
+/// What one kind of failure of a rule does: a missed `expect` (`on_miss`) or an action that
+/// refuses a site (`on_refuse`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum OnMiss {
-    /// Drift is an error (exit 3).
+pub enum Policy {
+    /// It is an error (exit 3).
     #[default]
     Error,
-    /// Drift is reported as a warning; the run still succeeds.
+    /// It is reported as a warning; the run still succeeds.
     Warn,
-    /// Drift is silent in `apply`, but `matrix` and `explain` still show it.
+    /// It is silent in `apply`, but `matrix`, `explain` and JSON still show it.
     Skip,
 }
 
-impl OnMiss {
+impl Policy {
     /// The name used in rule files.
     pub fn name(self) -> &'static str {
         match self {
-            OnMiss::Error => "error",
-            OnMiss::Warn => "warn",
-            OnMiss::Skip => "skip",
+            Policy::Error => "error",
+            Policy::Warn => "warn",
+            Policy::Skip => "skip",
         }
     }
 }

@@ -80,8 +80,11 @@ pub fn to_value(rule: &Rule) -> Value {
     if rule.preserve_lines {
         put("preserve_lines", true.into());
     }
-    if rule.on_miss != super::model::OnMiss::Error {
+    if rule.on_miss != super::model::Policy::Error {
         put("on_miss", rule.on_miss.name().into());
+    }
+    if rule.on_refuse != super::model::Policy::Error {
+        put("on_refuse", rule.on_refuse.name().into());
     }
     if !rule.tests.is_empty() {
         put(

@@ -13,7 +13,7 @@ use super::Syntax;
 use super::action::{ArgReader, action_names, action_spec};
 use super::error::{RuleError, RuleErrorKind, did_you_mean};
 use super::model::{
-    Action, Expect, Inside, NameFilter, OnMiss, Origin, Phase, Requirement, Rule, Snippet, Spanned,
+    Action, Expect, Inside, NameFilter, Origin, Phase, Policy, Requirement, Rule, Snippet, Spanned,
     When, normalize_package,
 };
 use super::spans::{Path, Seg, SpanIndex};
@@ -34,6 +34,7 @@ pub const RULE_KEYS: &[&str] = &[
     "action",
     "expect",
     "on_miss",
+    "on_refuse",
     "when",
     "preserve_lines",
     "tests",
@@ -273,8 +274,10 @@ impl Cx<'_> {
             Some((p, v)) => return Err(self.wrong_type(&p, "preserve_lines", "true or false", v)),
             None => false,
         };
-        let on_miss = field("on_miss").map(|(p, v)| self.on_miss(&p, v));
-        let on_miss = on_miss.transpose()?.unwrap_or(OnMiss::Error);
+        let on_miss = field("on_miss").map(|(p, v)| self.policy(&p, "on_miss", v));
+        let on_miss = on_miss.transpose()?.unwrap_or_default();
+        let on_refuse = field("on_refuse").map(|(p, v)| self.policy(&p, "on_refuse", v));
+        let on_refuse = on_refuse.transpose()?.unwrap_or_default();
         let tests = field("tests").map(|(p, v)| self.tests(&p, v));
         let tests = tests.transpose()?.unwrap_or_default();
         Ok(Rule {
@@ -293,6 +296,7 @@ impl Cx<'_> {
             when,
             preserve_lines,
             on_miss,
+            on_refuse,
             tests,
             origin: Origin {
                 file: self.file.clone(),
@@ -340,19 +344,15 @@ impl Cx<'_> {
         })
     }
 
-    /// What a missed `expect` does.
-    fn on_miss(&self, p: &[Seg], value: &Value) -> Result<OnMiss, RuleError> {
-        let s = self.string(p, "on_miss", value)?;
+    /// A failure policy (`on_miss`, `on_refuse`).
+    fn policy(&self, p: &[Seg], key: &str, value: &Value) -> Result<Policy, RuleError> {
+        let s = self.string(p, key, value)?;
         match s.value.as_str() {
-            "error" => Ok(OnMiss::Error),
-            "warn" => Ok(OnMiss::Warn),
-            "skip" => Ok(OnMiss::Skip),
+            "error" => Ok(Policy::Error),
+            "warn" => Ok(Policy::Warn),
+            "skip" => Ok(Policy::Skip),
             other => {
-                let e = self.invalid(
-                    p,
-                    "on_miss",
-                    format!("`{other}` is not error, warn or skip"),
-                );
+                let e = self.invalid(p, key, format!("`{other}` is not error, warn or skip"));
                 Err(match did_you_mean(other, &["error", "warn", "skip"]) {
                     Some(s) => e.with_help(format!("did you mean `{s}`?")),
                     None => e,
