@@ -2,14 +2,11 @@
 //! accepts some code CPython rejects, so regraft checks results with a CPython-faithful parser
 //! too; this test holds that check to CPython's own `ast.parse`, in one batched process.
 
-use std::io::Write;
-use std::process::{Command, Stdio};
-
 use proptest::strategy::{Strategy, ValueTree};
 use proptest::test_runner::TestRunner;
 
 use crate::properties::{module, rule, rule_count};
-use crate::util::{patch, rules, versions};
+use crate::util::{patch, python_json, rules, versions};
 
 /// The indexes of `sources` CPython rejects, with its message.
 fn rejected_by_cpython(sources: &[String]) -> Vec<(usize, String)> {
@@ -23,22 +20,7 @@ for i, source in enumerate(json.load(sys.stdin)):
         bad.append([i, f"{type(e).__name__}: {e}"])
 print(json.dumps(bad))
 "#;
-    let mut child = Command::new("python3")
-        .args(["-c", CHECK])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("python3 runs");
-    let payload = serde_json::to_string(sources).unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(payload.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(out.status.success(), "the CPython check itself failed");
-    serde_json::from_slice(&out.stdout).unwrap()
+    python_json(CHECK, &sources)
 }
 
 #[test]

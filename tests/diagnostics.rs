@@ -13,6 +13,18 @@ expect: 1
 "#;
 
 /// `BASE` with one line replaced.
+/// The demo target patched by `rules` on transformers 4.57.6.
+fn demo(
+    rules: &regraft::compile::RuleSet,
+) -> Result<regraft::engine::Patched, regraft::engine::PatchError> {
+    patch(
+        rules,
+        &versions(&["transformers=4.57.6"]),
+        "m/modeling_demo.py",
+        TARGET,
+    )
+}
+
 fn with(from: &str, to: &str) -> String {
     assert!(BASE.contains(from), "{from}");
     BASE.replace(from, to)
@@ -184,13 +196,7 @@ fn conflict_between_two_rules() {
         "  set_kwargs: {output_attentions: \"False\"}",
     );
     let both = rules(&format!("{BASE}---\n{second}"));
-    let err = patch(
-        &both,
-        &versions(&["transformers=4.57.6"]),
-        "m/modeling_demo.py",
-        TARGET,
-    )
-    .unwrap_err();
+    let err = demo(&both).unwrap_err();
     assert_eq!(err.kind(), "conflict");
     insta::assert_snapshot!(render(&err));
 }
@@ -217,13 +223,7 @@ fn unparseable_result() {
         "  remove_kwargs: [output_attentions]",
         "  replace: \"$OUT = self.layer($$$ARGS\"",
     );
-    let err = patch(
-        &rules(&broken),
-        &versions(&["transformers=4.57.6"]),
-        "m/modeling_demo.py",
-        TARGET,
-    )
-    .unwrap_err();
+    let err = demo(&rules(&broken)).unwrap_err();
     assert_eq!(err.kind(), "unparseable-result");
     insta::assert_snapshot!(render(&err));
 }
@@ -235,13 +235,7 @@ fn not_idempotent() {
         "  remove_kwargs: [output_attentions]",
         "  replace: \"$OUT = self.layer(1, $$$ARGS)\"",
     );
-    let err = patch(
-        &rules(&growing),
-        &versions(&["transformers=4.57.6"]),
-        "m/modeling_demo.py",
-        TARGET,
-    )
-    .unwrap_err();
+    let err = demo(&rules(&growing)).unwrap_err();
     insta::assert_snapshot!(render(&err));
 }
 
@@ -253,13 +247,7 @@ fn cpython_rejects_what_tree_sitter_accepts() {
         "  remove_kwargs: [output_attentions]",
         "  replace: \"$OUT = self.layer($$$ARGS, 1)\"",
     );
-    let err = patch(
-        &rules(&positional_last),
-        &versions(&["transformers=4.57.6"]),
-        "m/modeling_demo.py",
-        TARGET,
-    )
-    .unwrap_err();
+    let err = demo(&rules(&positional_last)).unwrap_err();
     assert_eq!(err.kind(), "unparseable-result");
     insta::assert_snapshot!(render(&err));
 }
@@ -271,13 +259,7 @@ fn rules_editing_disjoint_parts_of_one_call_compose() {
         "  set_kwargs: {use_cache: \"True\"}",
     );
     let both = rules(&format!("{BASE}---\n{second}"));
-    let out = patch(
-        &both,
-        &versions(&["transformers=4.57.6"]),
-        "m/modeling_demo.py",
-        TARGET,
-    )
-    .unwrap_or_else(|e| panic!("{}", render(&e)));
+    let out = demo(&both).unwrap_or_else(|e| panic!("{}", render(&e)));
     assert!(
         out.output.contains("out = self.layer(x, use_cache=True)"),
         "{}",

@@ -4,9 +4,6 @@
 //! compares. Where regraft refuses, the call must really have no positional form.
 //! `REGRAFT_DIFFERENTIAL_CASES` sets the case count (default 200).
 
-use std::io::Write;
-use std::process::{Command, Stdio};
-
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;
 use proptest::test_runner::TestRunner;
@@ -297,21 +294,7 @@ fn kwargs_to_positional_binds_exactly_as_the_original_call() {
         }));
         cases.push((case, text));
     }
-    let mut child = Command::new("python3")
-        .args(["-c", CHECK])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("python3 runs");
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(serde_json::to_string(&payload).unwrap().as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(out.status.success(), "python3 failed");
-    let results: Vec<(String, String)> = serde_json::from_slice(&out.stdout).unwrap();
+    let results: Vec<(String, String)> = crate::util::python_json(CHECK, &payload);
     let (mut same, mut refused) = (0, 0);
     for ((case, text), (verdict, detail)) in cases.iter().zip(&results) {
         match verdict.as_str() {

@@ -3,14 +3,11 @@
 //! templates, `ast.dump` of what regraft writes equals that of the template with the capture
 //! in parentheses, which is what the template means.
 
-use std::io::Write;
-use std::process::{Command, Stdio};
-
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;
 use proptest::test_runner::TestRunner;
 
-use crate::util::{patch, render, rules, versions};
+use crate::util::{patch, python_json, render, rules, versions};
 
 /// An operand: parenthesised unless atomic, so every generated expression is valid Python and
 /// its own top-level operator is what meets the template's.
@@ -108,21 +105,7 @@ for produced, intended, x, template in json.load(sys.stdin):
         bad.append([x, template, produced])
 print(json.dumps(bad))
 "#;
-    let mut child = Command::new("python3")
-        .args(["-c", CHECK])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("python3 runs");
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(serde_json::to_string(&payload).unwrap().as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(out.status.success(), "the CPython check failed");
-    let bad: Vec<(String, String, String)> = serde_json::from_slice(&out.stdout).unwrap();
+    let bad: Vec<(String, String, String)> = python_json(CHECK, &payload);
     assert!(
         bad.is_empty(),
         "{} of {} change meaning; the first: {:?}",

@@ -110,3 +110,27 @@ pub fn snapshots(module: &str) -> insta::internals::SettingsBindDropGuard {
     settings.set_prepend_module_to_snapshot(false);
     settings.bind_to_scope()
 }
+
+/// Runs the Python `script` with `payload` as JSON on stdin and returns what it prints as
+/// JSON: one batched `python3` for a differential test against CPython.
+pub fn python_json<T: serde::de::DeserializeOwned>(
+    script: &str,
+    payload: &impl serde::Serialize,
+) -> T {
+    let mut child = Command::new("python3")
+        .args(["-c", script])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("python3 runs");
+    let input = serde_json::to_string(payload).expect("the payload serialises");
+    child
+        .stdin
+        .take()
+        .expect("stdin is piped")
+        .write_all(input.as_bytes())
+        .expect("python3 reads its input");
+    let out = child.wait_with_output().expect("python3 ends");
+    assert!(out.status.success(), "the python3 check itself failed");
+    serde_json::from_slice(&out.stdout).expect("python3 prints JSON")
+}

@@ -106,10 +106,6 @@ impl ActionUnit for SetKwargs {
         }
     }
 
-    fn templates<'a>(&self, args: &'a Arg) -> Vec<&'a Snippet> {
-        args.snippets()
-    }
-
     fn explain(&self, args: &Arg) -> String {
         let pairs: Vec<String> = args
             .fields()

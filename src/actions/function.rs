@@ -11,7 +11,7 @@ use crate::pattern::template::substitute;
 use crate::python::{line_indent, significant_children};
 use crate::rules::action::{ActionSpec, Arg, ArgReader};
 use crate::rules::error::RuleError;
-use crate::rules::model::{Snippet, Spanned};
+use crate::rules::model::Spanned;
 
 /// Body and decorator actions edit around the function they match.
 const ON_FUNCTION: Facts = Facts {
@@ -28,19 +28,11 @@ impl ActionSpec for AppendBody {
     fn name(&self) -> &'static str {
         "append_body"
     }
-
-    fn read(&self, args: &ArgReader<'_>) -> Result<Arg, RuleError> {
-        args.text()
-    }
 }
 
 impl ActionUnit for AppendBody {
     fn facts(&self) -> Facts {
         ON_FUNCTION
-    }
-
-    fn templates<'a>(&self, args: &'a Arg) -> Vec<&'a Snippet> {
-        args.snippets()
     }
 
     fn plan(
@@ -102,10 +94,6 @@ impl ActionSpec for PrependBody {
 impl ActionUnit for PrependBody {
     fn facts(&self) -> Facts {
         ON_FUNCTION
-    }
-
-    fn templates<'a>(&self, args: &'a Arg) -> Vec<&'a Snippet> {
-        args.snippets()
     }
 
     fn plan(
@@ -239,10 +227,6 @@ impl ActionSpec for AddDecorator {
 impl ActionUnit for AddDecorator {
     fn facts(&self) -> Facts {
         ON_FUNCTION
-    }
-
-    fn templates<'a>(&self, args: &'a Arg) -> Vec<&'a Snippet> {
-        args.snippets()
     }
 
     fn plan(

@@ -48,8 +48,11 @@ pub trait ActionUnit: ActionSpec {
     /// What compile needs to know of it.
     fn facts(&self) -> Facts;
 
-    /// The templates among its arguments, whose metavariables the pattern must bind.
-    fn templates<'a>(&self, args: &'a Arg) -> Vec<&'a Snippet>;
+    /// The templates among its arguments, whose metavariables the pattern must bind: every
+    /// text, unless the action says its texts are names.
+    fn templates<'a>(&self, args: &'a Arg) -> Vec<&'a Snippet> {
+        args.snippets()
+    }
 
     /// One line for `explain`: what it does with these arguments.
     fn explain(&self, args: &Arg) -> String {

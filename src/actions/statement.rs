@@ -23,10 +23,6 @@ impl ActionSpec for Replace {
     fn name(&self) -> &'static str {
         "replace"
     }
-
-    fn read(&self, args: &ArgReader<'_>) -> Result<Arg, RuleError> {
-        args.text()
-    }
 }
 
 impl ActionUnit for Replace {
@@ -35,10 +31,6 @@ impl ActionUnit for Replace {
             needs: Needs::Anything,
             edits_within_match: true,
         }
-    }
-
-    fn templates<'a>(&self, args: &'a Arg) -> Vec<&'a Snippet> {
-        args.snippets()
     }
 
     fn explain(&self, args: &Arg) -> String {
@@ -86,43 +78,35 @@ fn keeps_return_annotation(site: &Site<'_, '_>, replacement: &str) -> Result<(),
     }
 }
 
-/// `insert_before: "stmts"`: inserts statements before the statement holding the match.
+/// `insert_before: "stmts"` and `insert_after: "stmts"`: insert statements before or after the
+/// statement holding the match.
 #[derive(Debug)]
-pub struct InsertBefore;
-register_action!(InsertBefore);
+pub struct Insert {
+    before: bool,
+}
 
-/// `insert_after: "stmts"`: inserts statements after the statement holding the match.
-#[derive(Debug)]
-pub struct InsertAfter;
-register_action!(InsertAfter);
+static INSERT_BEFORE: Insert = Insert { before: true };
+register_action!(INSERT_BEFORE);
+static INSERT_AFTER: Insert = Insert { before: false };
+register_action!(INSERT_AFTER);
 
-impl ActionSpec for InsertBefore {
+impl ActionSpec for Insert {
     fn name(&self) -> &'static str {
-        "insert_before"
-    }
-
-    fn read(&self, args: &ArgReader<'_>) -> Result<Arg, RuleError> {
-        args.text()
+        if self.before {
+            "insert_before"
+        } else {
+            "insert_after"
+        }
     }
 }
 
-impl ActionSpec for InsertAfter {
-    fn name(&self) -> &'static str {
-        "insert_after"
-    }
-
-    fn read(&self, args: &ArgReader<'_>) -> Result<Arg, RuleError> {
-        args.text()
-    }
-}
-
-impl ActionUnit for InsertBefore {
+impl ActionUnit for Insert {
+    /// Insertions write outside the match, beside its statement.
     fn facts(&self) -> Facts {
-        INSERTION
-    }
-
-    fn templates<'a>(&self, args: &'a Arg) -> Vec<&'a Snippet> {
-        args.snippets()
+        Facts {
+            needs: Needs::Anything,
+            edits_within_match: false,
+        }
     }
 
     fn plan(
@@ -131,34 +115,9 @@ impl ActionUnit for InsertBefore {
         site: &Site<'_, '_>,
         _: &mut Signatures,
     ) -> Result<Vec<Edit>, ActionFailure> {
-        Ok(site.changing(insert(args.text(), site, true)))
+        Ok(site.changing(insert(args.text(), site, self.before)))
     }
 }
-
-impl ActionUnit for InsertAfter {
-    fn facts(&self) -> Facts {
-        INSERTION
-    }
-
-    fn templates<'a>(&self, args: &'a Arg) -> Vec<&'a Snippet> {
-        args.snippets()
-    }
-
-    fn plan(
-        &self,
-        args: &Arg,
-        site: &Site<'_, '_>,
-        _: &mut Signatures,
-    ) -> Result<Vec<Edit>, ActionFailure> {
-        Ok(site.changing(insert(args.text(), site, false)))
-    }
-}
-
-/// Insertions write outside the match, beside its statement.
-const INSERTION: Facts = Facts {
-    needs: Needs::Anything,
-    edits_within_match: false,
-};
 
 /// The insertion of `template` before or after the statement holding the match; none where
 /// the code already stands there.

@@ -18,8 +18,10 @@ pub trait ActionSpec: Sync + fmt::Debug {
     /// The action's key in rule files.
     fn name(&self) -> &'static str;
     /// Reads and checks the arguments written under the action's key, into their canonical
-    /// form (what `fmt` writes back).
-    fn read(&self, args: &ArgReader<'_>) -> Result<Arg, RuleError>;
+    /// form (what `fmt` writes back). Most actions take one piece of code.
+    fn read(&self, args: &ArgReader<'_>) -> Result<Arg, RuleError> {
+        args.text()
+    }
 }
 
 /// Every action's rule-layer half, registered by `crate::actions`.
