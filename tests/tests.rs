@@ -22,5 +22,6 @@ mod prefilter;
 mod properties;
 mod regions;
 mod rule_tests;
+mod scopes;
 mod vocabulary;
 mod whisper;

@@ -48,6 +48,10 @@ pub struct CompiledRule {
     /// guarded match is this rule's patch already in place (`redundant`), not a site some
     /// other rule or upstream handles (`guarded`).
     pub guard_is_own_output: bool,
+    /// `inside.class`'s `has` and `lacks`, compiled.
+    pub class_scope: ScopePatterns,
+    /// `inside.function`'s `has` and `lacks`, compiled.
+    pub function_scope: ScopePatterns,
     /// `when.has` and `when.lacks`, compiled.
     pub when_has: Option<Pattern>,
     /// See `when_has`.
@@ -61,6 +65,16 @@ pub struct CompiledRule {
     /// are found without parsing; `None` for other rules. Files where only such rules run are
     /// parsed statement by statement (see `regions`).
     pub locator: Option<Locator>,
+}
+
+/// A scope predicate's patterns, compiled: what the enclosing class or function must hold and
+/// must not.
+#[derive(Debug, Default)]
+pub struct ScopePatterns {
+    /// It must hold a match.
+    pub has: Option<Pattern>,
+    /// It must hold none.
+    pub lacks: Option<Pattern>,
 }
 
 /// How a statement-local rule's candidate statements are found from a file's bytes.
@@ -98,7 +112,7 @@ impl CompiledRule {
             .into_iter()
             .flatten()
         {
-            if let NameFilter::Exact(name) = filter {
+            if let Some(NameFilter::Exact(name)) = &filter.name {
                 out.push(name.value.clone());
             }
         }

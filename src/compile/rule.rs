@@ -2,7 +2,7 @@
 
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 
-use super::CompiledRule;
+use super::{CompiledRule, ScopePatterns};
 use crate::actions::{self, Needs};
 use crate::pattern::matcher::{Bindings, Matcher};
 use crate::pattern::meta::{encode, template_metavars};
@@ -41,14 +41,7 @@ pub(super) fn compile_rule(rule: Rule) -> Result<CompiledRule, RuleError> {
         .transpose()?;
     let needs = actions::unit(&rule.action).facts().needs;
     if needs == Needs::Function && pattern.root.kind() != Some("function_definition") {
-        return Err(RuleError::new(
-            RuleErrorKind::ActionNeedsFunction {
-                action: rule.action.name().to_string(),
-            },
-            &rule.origin.file,
-            rule.pattern.span.clone(),
-        )
-        .with_help("match a function, e.g. `def __init__($$$P): $$$B`"));
+        return Err(wrong_target(&rule, Needs::Function));
     }
     let guard = |snippet: &Option<Snippet>, what: &str| {
         snippet
@@ -58,17 +51,12 @@ pub(super) fn compile_rule(rule: Rule) -> Result<CompiledRule, RuleError> {
     };
     let unless = guard(&rule.unless, "`unless`")?;
     let not_inside = guard(&rule.not_inside, "`not_inside`")?;
+    let class_scope = scope_patterns(&rule, &rule.inside.class, "class")?;
+    let function_scope = scope_patterns(&rule, &rule.inside.function, "function")?;
     let when_has = guard(&rule.when.has, "`when.has`")?;
     let when_lacks = guard(&rule.when.lacks, "`when.lacks`")?;
     if needs == Needs::Call && !pattern.has_call() {
-        return Err(RuleError::new(
-            RuleErrorKind::ActionNeedsCall {
-                action: rule.action.name().to_string(),
-            },
-            &rule.origin.file,
-            rule.pattern.span.clone(),
-        )
-        .with_help("match a call, e.g. `$OUT = $F($$$ARGS)` or `$F($$$ARGS)`"));
+        return Err(wrong_target(&rule, Needs::Call));
     }
     let bound: Vec<&str> = pattern
         .metavars
@@ -97,6 +85,8 @@ pub(super) fn compile_rule(rule: Rule) -> Result<CompiledRule, RuleError> {
         unless,
         not_inside,
         guard_is_own_output,
+        class_scope,
+        function_scope,
         when_has,
         when_lacks,
         after: Vec::new(),
@@ -185,4 +175,41 @@ fn writes(guard: &Pattern, template: &str) -> bool {
         stack.extend(node.named_children(&mut cursor));
     }
     false
+}
+
+/// The `has` and `lacks` patterns of `inside.KEY`, compiled.
+fn scope_patterns(
+    rule: &Rule,
+    filter: &Option<crate::rules::model::ScopeFilter>,
+    key: &str,
+) -> Result<ScopePatterns, RuleError> {
+    let Some(filter) = filter else {
+        return Ok(ScopePatterns::default());
+    };
+    let compile = |snippet: &Option<Snippet>, what: String| {
+        snippet
+            .as_ref()
+            .map(|s| Pattern::compile(&s.text).map_err(|e| pattern_error(rule, s, &what, e)))
+            .transpose()
+    };
+    Ok(ScopePatterns {
+        has: compile(&filter.has, format!("`inside.{key}.has`"))?,
+        lacks: compile(&filter.lacks, format!("`inside.{key}.lacks`"))?,
+    })
+}
+
+/// The error of an action whose pattern matches what it cannot work on.
+fn wrong_target(rule: &Rule, needs: Needs) -> RuleError {
+    let action = rule.action.name().to_string();
+    let (kind, help) = match needs {
+        Needs::Function => (
+            RuleErrorKind::ActionNeedsFunction { action },
+            "match a function, e.g. `def __init__($$$P): $$$B`",
+        ),
+        _ => (
+            RuleErrorKind::ActionNeedsCall { action },
+            "match a call, e.g. `$OUT = $F($$$ARGS)` or `$F($$$ARGS)`",
+        ),
+    };
+    RuleError::new(kind, &rule.origin.file, rule.pattern.span.clone()).with_help(help)
 }

@@ -135,12 +135,14 @@ fn scope_nodes(rule: &CompiledRule, root: Node<'_>, text: &str) -> Vec<(Range<us
     let mut out = Vec::new();
     let mut stack = vec![root];
     while let Some(node) = stack.pop() {
-        if node.kind() == kind && definition_name(node, text).is_some_and(|n| filter.matches(n)) {
+        if node.kind() == kind
+            && definition_name(node, text).is_some_and(|n| filter.matches_name(n))
+        {
             let in_class = inside.class.as_ref().is_none_or(|c| {
                 kind == "class_definition"
                     || std::iter::successors(node.parent(), |n| n.parent()).any(|a| {
                         a.kind() == "class_definition"
-                            && definition_name(a, text).is_some_and(|n| c.matches(n))
+                            && definition_name(a, text).is_some_and(|n| c.matches_name(n))
                     })
             });
             if in_class {

@@ -10,13 +10,15 @@ use tree_sitter::Node;
 
 use super::outcome::Locator;
 use super::parsed::parse_target;
+use super::scope::unmet_predicate;
 use super::scope::{ScopeMiss, scope_bindings};
 use super::{Engine, MatchReport, PatchError, Target, gate_reason};
+use crate::compile::ScopePatterns;
 use crate::compile::{CompiledRule, RuleId};
 use crate::pattern::PatNode;
 use crate::pattern::matcher::{Bindings, Matcher};
 use crate::python::definition_name;
-use crate::rules::model::NameFilter;
+use crate::rules::model::ScopeFilter;
 use crate::source::{SourceFile, span};
 use crate::versions::Gate;
 
@@ -183,47 +185,70 @@ fn scope_reason(
     miss: &ScopeMiss,
 ) -> (Range<usize>, u32, String) {
     let inside = &rule.rule.inside;
+    let wanted = |what: &'static str| Wanted {
+        what,
+        filter: if what == "class" {
+            inside.class.as_ref()
+        } else {
+            inside.function.as_ref()
+        },
+        patterns: if what == "class" {
+            &rule.class_scope
+        } else {
+            &rule.function_scope
+        },
+    };
     match miss {
-        ScopeMiss::Class => {
-            definition_reason(node, text, "class_definition", "class", &inside.class, 0)
-        }
-        ScopeMiss::Function => definition_reason(
-            node,
-            text,
-            "function_definition",
-            "function",
-            &inside.function,
-            1000,
-        ),
+        ScopeMiss::Class => definition_reason(node, text, matcher, &wanted("class"), 0),
+        ScopeMiss::Function => definition_reason(node, text, matcher, &wanted("function"), 1000),
         ScopeMiss::Loop => loop_reason(rule, node, matcher),
     }
 }
 
-/// Why `node` is not inside the wanted class or function (`what`), scored `score`.
+/// The class or function a rule wants around its matches.
+struct Wanted<'r> {
+    /// `class` or `function`.
+    what: &'static str,
+    filter: Option<&'r ScopeFilter>,
+    patterns: &'r ScopePatterns,
+}
+
+/// Why `node` is not inside the wanted class or function, scored `score`: the nearest such
+/// definition has another name, or (named right) misses one of the rule's predicates.
 fn definition_reason(
     node: Node<'_>,
     text: &str,
-    kind: &str,
-    what: &str,
-    wanted: &Option<NameFilter>,
+    matcher: &Matcher<'_>,
+    wanted: &Wanted<'_>,
     score: u32,
 ) -> (Range<usize>, u32, String) {
-    let wanted = wanted.as_ref().map(|f| f.to_string()).unwrap_or_default();
-    let keyword = if what == "class" { "class" } else { "def" };
+    let what = wanted.what;
+    let description = wanted.filter.map(|f| f.to_string()).unwrap_or_default();
+    let (keyword, kind) = if what == "class" {
+        ("class", "class_definition")
+    } else {
+        ("def", "function_definition")
+    };
     match enclosing(node, kind) {
-        Some(d) => (
-            d.child_by_field_name("name")
-                .map_or(d.byte_range(), |name| name.byte_range()),
-            score,
-            format!(
-                "inside `{keyword} {}`, rule wants {what} {wanted}",
-                definition_name(d, text).unwrap_or("?")
-            ),
-        ),
+        Some(d) => {
+            let name = definition_name(d, text).unwrap_or("?");
+            let header = d
+                .child_by_field_name("name")
+                .map_or(d.byte_range(), |n| n.byte_range());
+            let unmet = wanted
+                .filter
+                .filter(|f| f.matches_name(name))
+                .and_then(|f| unmet_predicate(d, f, wanted.patterns, text, matcher));
+            let reason = match unmet {
+                Some(unmet) => format!("{what} `{name}` {unmet}"),
+                None => format!("inside `{keyword} {name}`, rule wants {what} {description}"),
+            };
+            (header, score, reason)
+        }
         None => (
             node.byte_range(),
             score,
-            format!("not inside a {what}; rule wants {what} {wanted}"),
+            format!("not inside a {what}; rule wants {what} {description}"),
         ),
     }
 }

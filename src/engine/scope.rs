@@ -3,9 +3,11 @@
 
 use tree_sitter::Node;
 
-use crate::compile::CompiledRule;
+use crate::compile::{CompiledRule, ScopePatterns};
+use crate::pattern::Pattern;
 use crate::pattern::matcher::{Bindings, Matcher};
 use crate::python::definition_name;
+use crate::rules::model::ScopeFilter;
 
 /// Why a candidate is outside a rule's scope.
 #[derive(Debug, Clone, PartialEq)]
@@ -63,17 +65,11 @@ pub fn scope_bindings<'t>(
         return Ok(vec![Bindings::default()]);
     }
     let ancestors = ancestors(root, node);
-    // A decorator belongs to the definition it decorates (as in Python's own AST), so a
-    // decorated_definition stands for its definition: `inside: {function: forward}` finds
-    // forward's decorators too.
-    let named = |n: &Node<'t>, kind: &str, filter: &crate::rules::model::NameFilter| {
-        let definition = if n.kind() == "decorated_definition" {
-            n.child_by_field_name("definition")
-        } else {
-            Some(*n)
-        };
-        definition.is_some_and(|d| {
-            d.kind() == kind && definition_name(d, source).is_some_and(|name| filter.matches(name))
+    let selected = |n: &Node<'t>, kind: &str, filter: &ScopeFilter, patterns: &ScopePatterns| {
+        definition(*n).is_some_and(|d| {
+            d.kind() == kind
+                && definition_name(d, source).is_some_and(|name| filter.matches_name(name))
+                && unmet_predicate(d, filter, patterns, source, matcher).is_none()
         })
     };
     // Index (into `ancestors`, innermost first) of the outermost scope a loop must lie within.
@@ -81,14 +77,14 @@ pub fn scope_bindings<'t>(
     if let Some(class) = &inside.class {
         let at = ancestors
             .iter()
-            .position(|n| named(n, "class_definition", class))
+            .position(|n| selected(n, "class_definition", class, &rule.class_scope))
             .ok_or(ScopeMiss::Class)?;
         limit = at;
     }
     if let Some(function) = &inside.function {
         let at = ancestors[..limit]
             .iter()
-            .position(|n| named(n, "function_definition", function))
+            .position(|n| selected(n, "function_definition", function, &rule.function_scope))
             .ok_or(ScopeMiss::Function)?;
         limit = at;
     }
@@ -125,4 +121,65 @@ pub fn scope_bindings<'t>(
     } else {
         Ok(seeds)
     }
+}
+
+/// The definition a node stands for: a decorated definition is its definition (a decorator
+/// belongs to what it decorates, as in Python's own AST), anything else itself.
+pub fn definition(node: Node<'_>) -> Option<Node<'_>> {
+    if node.kind() == "decorated_definition" {
+        node.child_by_field_name("definition")
+    } else {
+        Some(node)
+    }
+}
+
+/// The first of `filter`'s predicates the class or function `def` does not meet, in words;
+/// `None` when it meets them all (its name is not looked at here).
+pub fn unmet_predicate(
+    def: Node<'_>,
+    filter: &ScopeFilter,
+    patterns: &ScopePatterns,
+    source: &str,
+    matcher: &Matcher<'_>,
+) -> Option<String> {
+    if let Some(base) = &filter.extends {
+        let bases = def.child_by_field_name("superclasses");
+        let written = |n: Node<'_>| -> String {
+            source[n.byte_range()]
+                .chars()
+                .filter(|c| !c.is_whitespace())
+                .collect()
+        };
+        let extends = bases.is_some_and(|list| {
+            let mut cursor = list.walk();
+            let written_bases: Vec<String> =
+                list.named_children(&mut cursor).map(written).collect();
+            written_bases.contains(&base.value)
+        });
+        if !extends {
+            return Some(format!("does not extend `{}`", base.value));
+        }
+    }
+    let holds = |pattern: &Pattern| {
+        let mut stack = vec![def];
+        while let Some(n) = stack.pop() {
+            if matcher.matches(&pattern.root, n, &mut Bindings::default()) {
+                return true;
+            }
+            let mut cursor = n.walk();
+            stack.extend(n.named_children(&mut cursor));
+        }
+        false
+    };
+    if let Some(has) = &patterns.has
+        && !holds(has)
+    {
+        return Some(format!("lacks `{}`", has.source.trim()));
+    }
+    if let Some(lacks) = &patterns.lacks
+        && holds(lacks)
+    {
+        return Some(format!("has `{}`", lacks.source.trim()));
+    }
+    None
 }

@@ -206,6 +206,59 @@ impl NameFilter {
     }
 }
 
+/// Which enclosing class or function a rule looks in: by name, and by what it holds.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ScopeFilter {
+    /// Its name; `None` selects any.
+    pub name: Option<NameFilter>,
+    /// It must hold a match of this pattern somewhere.
+    pub has: Option<Snippet>,
+    /// It must hold no match of this pattern.
+    pub lacks: Option<Snippet>,
+    /// For a class: one of its bases, as written in the class header (`GradientCheckpointingLayer`,
+    /// `nn.Module`).
+    pub extends: Option<Spanned<String>>,
+}
+
+impl ScopeFilter {
+    /// A filter by name alone.
+    pub fn named(name: NameFilter) -> Self {
+        ScopeFilter {
+            name: Some(name),
+            ..ScopeFilter::default()
+        }
+    }
+
+    /// Whether the name `name` is selected.
+    pub fn matches_name(&self, name: &str) -> bool {
+        self.name.as_ref().is_none_or(|n| n.matches(name))
+    }
+
+    /// Whether the filter asks more of a scope than its name.
+    pub fn has_predicates(&self) -> bool {
+        self.has.is_some() || self.lacks.is_some() || self.extends.is_some()
+    }
+}
+
+impl fmt::Display for ScopeFilter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.name {
+            Some(name) => write!(f, "{name}")?,
+            None => write!(f, "any")?,
+        }
+        if let Some(base) = &self.extends {
+            write!(f, " extending `{}`", base.value)?;
+        }
+        if let Some(has) = &self.has {
+            write!(f, " that has `{}`", has.text.trim())?;
+        }
+        if let Some(lacks) = &self.lacks {
+            write!(f, " that lacks `{}`", lacks.text.trim())?;
+        }
+        Ok(())
+    }
+}
+
 impl fmt::Display for NameFilter {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -237,9 +290,9 @@ impl PartialEq for NameFilter {
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Inside {
     /// An enclosing class.
-    pub class: Option<NameFilter>,
+    pub class: Option<ScopeFilter>,
     /// An enclosing function or method (within `class` when both are given).
-    pub function: Option<NameFilter>,
+    pub function: Option<ScopeFilter>,
     /// An enclosing `for` loop, by a header pattern whose metavariables `match` may use.
     pub loop_header: Option<Snippet>,
 }

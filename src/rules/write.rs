@@ -5,7 +5,9 @@
 
 use serde_yaml::{Mapping, Value};
 
-use super::model::{Action, Expect, NameFilter, Rule, TestCase, TestExpectation, original_regex};
+use super::model::{
+    Action, Expect, NameFilter, Rule, ScopeFilter, TestCase, TestExpectation, original_regex,
+};
 
 /// Keys whose values are Python code, written in backticks in the DSL.
 const CODE_KEYS: &[&str] = &[
@@ -106,11 +108,38 @@ fn inside_value(rule: &Rule) -> Mapping {
             Value::Mapping(m)
         }
     };
+    let scope = |s: &ScopeFilter| {
+        if !s.has_predicates()
+            && let Some(name) = &s.name
+        {
+            return filter(name);
+        }
+        let mut m = Mapping::new();
+        match &s.name {
+            Some(NameFilter::Exact(name)) => {
+                m.insert("name".into(), name.value.clone().into());
+            }
+            Some(NameFilter::Regex(re)) => {
+                m.insert("regex".into(), original_regex(&re.value).into());
+            }
+            None => {}
+        }
+        if let Some(base) = &s.extends {
+            m.insert("extends".into(), base.value.clone().into());
+        }
+        if let Some(has) = &s.has {
+            m.insert("has".into(), has.text.clone().into());
+        }
+        if let Some(lacks) = &s.lacks {
+            m.insert("lacks".into(), lacks.text.clone().into());
+        }
+        Value::Mapping(m)
+    };
     if let Some(c) = &rule.inside.class {
-        inside.insert("class".into(), filter(c));
+        inside.insert("class".into(), scope(c));
     }
     if let Some(f) = &rule.inside.function {
-        inside.insert("function".into(), filter(f));
+        inside.insert("function".into(), scope(f));
     }
     if let Some(l) = &rule.inside.loop_header {
         inside.insert("loop".into(), l.text.clone().into());

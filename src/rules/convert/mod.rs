@@ -13,8 +13,8 @@ use super::Syntax;
 use super::action::{ArgReader, action_names, action_spec};
 use super::error::{RuleError, RuleErrorKind, did_you_mean};
 use super::model::{
-    Action, Expect, Inside, NameFilter, Origin, Phase, Policy, Requirement, Rule, Snippet, Spanned,
-    When, normalize_package,
+    Action, Expect, Origin, Phase, Policy, Requirement, Rule, Snippet, Spanned, When,
+    normalize_package,
 };
 use super::spans::{Path, Seg, SpanIndex};
 use crate::source::SourceFile;
@@ -450,48 +450,6 @@ impl Cx<'_> {
         Ok(globs)
     }
 
-    fn inside(&self, path: &[Seg], value: &Value) -> Result<Inside, RuleError> {
-        let Value::Mapping(map) = value else {
-            return Err(self.wrong_type(path, "inside", "a mapping", value));
-        };
-        self.check_keys(path, map, INSIDE_KEYS, "`inside`")?;
-        let name_filter = |key: &str| -> Result<Option<NameFilter>, RuleError> {
-            let Some(v) = map.get(key) else {
-                return Ok(None);
-            };
-            let p = key_path(path, key);
-            match v {
-                Value::String(_) => Ok(Some(NameFilter::Exact(self.string(&p, key, v)?))),
-                Value::Mapping(m) => {
-                    self.check_keys(&p, m, &["regex"], &format!("`inside.{key}`"))?;
-                    let rp = key_path(&p, "regex");
-                    let Some(re) = m.get("regex") else {
-                        return Err(self.error(
-                            RuleErrorKind::MissingKey {
-                                key: "regex".into(),
-                                within: format!("`inside.{key}`"),
-                            },
-                            self.spans.value(&p),
-                        ));
-                    };
-                    let re = self.string(&rp, "regex", re)?;
-                    let compiled = regex::Regex::new(&format!("^(?:{})$", re.value))
-                        .map_err(|e| self.invalid(&rp, "regex", regex_reason(&e)))?;
-                    Ok(Some(NameFilter::Regex(Spanned::new(compiled, re.span))))
-                }
-                other => Err(self.wrong_type(&p, key, "a name or {regex: ...}", other)),
-            }
-        };
-        Ok(Inside {
-            class: name_filter("class")?,
-            function: name_filter("function")?,
-            loop_header: map
-                .get("loop")
-                .map(|v| self.snippet(&key_path(path, "loop"), "loop", v))
-                .transpose()?,
-        })
-    }
-
     fn action(&self, path: &[Seg], value: &Value) -> Result<Action, RuleError> {
         let (name, args) = match value {
             Value::Mapping(map) if map.len() == 1 => {
@@ -593,5 +551,6 @@ fn first_line(s: &str) -> String {
     s.lines().next().unwrap_or(s).trim().to_string()
 }
 
+mod scope;
 #[cfg(test)]
 mod tests;

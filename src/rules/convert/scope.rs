@@ -1,0 +1,83 @@
+//! Reading `inside`: the class, function and loop a rule looks in.
+
+use serde_yaml::Value;
+
+use super::{Cx, INSIDE_KEYS, key_path, regex_reason};
+use crate::rules::error::{RuleError, RuleErrorKind};
+use crate::rules::model::{Inside, NameFilter, ScopeFilter, Spanned};
+use crate::rules::spans::Seg;
+
+impl Cx<'_> {
+    pub(super) fn inside(&self, path: &[Seg], value: &Value) -> Result<Inside, RuleError> {
+        let Value::Mapping(map) = value else {
+            return Err(self.wrong_type(path, "inside", "a mapping", value));
+        };
+        self.check_keys(path, map, INSIDE_KEYS, "`inside`")?;
+        let scope = |key: &str| {
+            map.get(key)
+                .map(|v| self.scope_filter(&key_path(path, key), key, v))
+                .transpose()
+        };
+        Ok(Inside {
+            class: scope("class")?,
+            function: scope("function")?,
+            loop_header: map
+                .get("loop")
+                .map(|v| self.snippet(&key_path(path, "loop"), "loop", v))
+                .transpose()?,
+        })
+    }
+
+    /// `inside.class` or `inside.function`: a name, or `{name | regex, has, lacks, extends}`.
+    fn scope_filter(&self, p: &[Seg], key: &str, v: &Value) -> Result<ScopeFilter, RuleError> {
+        let within = format!("`inside.{key}`");
+        let m = match v {
+            Value::String(_) => {
+                return Ok(ScopeFilter::named(NameFilter::Exact(
+                    self.string(p, key, v)?,
+                )));
+            }
+            Value::Mapping(m) => m,
+            other => return Err(self.wrong_type(p, key, "a name or {regex: ...}", other)),
+        };
+        let allowed: &[&str] = if key == "class" {
+            &["name", "regex", "has", "lacks", "extends"]
+        } else {
+            &["name", "regex", "has", "lacks"]
+        };
+        self.check_keys(p, m, allowed, &within)?;
+        let field = |k: &str| m.get(k).map(|v| (key_path(p, k), v));
+        let mut filter = ScopeFilter::default();
+        if let Some((np, v)) = field("name") {
+            filter.name = Some(NameFilter::Exact(self.string(&np, "name", v)?));
+        }
+        if let Some((rp, re)) = field("regex") {
+            if filter.name.is_some() {
+                return Err(self.invalid(&rp, "regex", "give `name` or `regex`, not both"));
+            }
+            let re = self.string(&rp, "regex", re)?;
+            let compiled = regex::Regex::new(&format!("^(?:{})$", re.value))
+                .map_err(|e| self.invalid(&rp, "regex", regex_reason(&e)))?;
+            filter.name = Some(NameFilter::Regex(Spanned::new(compiled, re.span)));
+        }
+        filter.has = field("has")
+            .map(|(hp, v)| self.snippet(&hp, "has", v))
+            .transpose()?;
+        filter.lacks = field("lacks")
+            .map(|(lp, v)| self.snippet(&lp, "lacks", v))
+            .transpose()?;
+        filter.extends = field("extends")
+            .map(|(ep, v)| self.string(&ep, "extends", v))
+            .transpose()?;
+        if filter.name.is_none() && !filter.has_predicates() {
+            return Err(self.error(
+                RuleErrorKind::MissingKey {
+                    key: "regex".into(),
+                    within,
+                },
+                self.spans.value(p),
+            ));
+        }
+        Ok(filter)
+    }
+}

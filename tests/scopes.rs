@@ -1,0 +1,129 @@
+//! `inside.class` / `inside.function` select scopes by what they hold and what they extend,
+//! not only by name.
+
+use regraft::engine::{Engine, Target};
+use regraft::rules::{load_dsl, load_yaml, write};
+
+use crate::util::{patch, render, rules, versions};
+
+const MODELS: &str = r#"class ALayer(GradientCheckpointingLayer):
+    def forward(self, x):
+        return x
+
+
+class AModel(nn.Module):
+    def __init__(self, config):
+        self.layers = nn.ModuleList([ALayer(config) for _ in range(2)])
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = layer(x, mask=None)
+        return x
+
+
+class BModel(nn.Module):
+    def __init__(self, config):
+        self.blocks = nn.ModuleList([ALayer(config) for _ in range(2)])
+        self.gradient_checkpointing = False
+
+    def forward(self, x):
+        for layer in self.blocks:
+            x = layer(x, mask=None)
+        return x
+
+
+class Helper:
+    def forward(self, x):
+        x = layer(x, mask=None)
+        return x
+"#;
+
+const RULE: &str = "id: r\ninside:\n  class:\n    has: \"self.$L = nn.ModuleList($$$A)\"\n    lacks: \"self.gradient_checkpointing = $_\"\nmatch: \"x = layer($$$A)\"\naction: {remove_kwargs: [mask]}\nexpect: {min: 0}\n";
+
+#[test]
+fn a_class_is_selected_by_what_it_holds_and_lacks() {
+    let out = patch(&rules(RULE), &versions(&[]), "m.py", MODELS)
+        .unwrap_or_else(|e| panic!("{}", render(&e)));
+    let changed: Vec<&str> = out
+        .output
+        .lines()
+        .filter(|l| l.contains("layer(x)"))
+        .collect();
+    assert_eq!(
+        changed.len(),
+        1,
+        "only AModel holds a ModuleList and lacks the flag:\n{}",
+        out.output
+    );
+    assert!(out.output.contains("class BModel"));
+    let b = &out.output[out.output.find("class BModel").unwrap()..];
+    assert!(b.contains("layer(x, mask=None)"), "BModel keeps its call");
+}
+
+#[test]
+fn extends_reads_the_bases_as_written() {
+    let rule = "id: r\ninside: {class: {extends: GradientCheckpointingLayer}}\nmatch: \"return x\"\naction: {replace: \"return y\"}\nexpect: 1\n";
+    let out = patch(&rules(rule), &versions(&[]), "m.py", MODELS).unwrap();
+    assert_eq!(out.output.matches("return y").count(), 1);
+    let by_name = "id: r\ninside: {class: {name: AModel, has: \"nn.ModuleList($$$A)\"}, function: forward}\nmatch: \"return x\"\naction: {replace: \"return y\"}\nexpect: 1\n";
+    assert_eq!(
+        patch(&rules(by_name), &versions(&[]), "m.py", MODELS)
+            .unwrap()
+            .output
+            .matches("return y")
+            .count(),
+        1
+    );
+}
+
+#[test]
+fn explain_says_which_predicate_a_class_misses() {
+    let set = rules(RULE);
+    let env = versions(&[]);
+    let found = Engine::new(&set, &env, None)
+        .explain(
+            0,
+            Target {
+                path: "m.py",
+                source: MODELS,
+            },
+        )
+        .unwrap();
+    let reasons: Vec<String> = found.near_misses.iter().map(|n| n.to_string()).collect();
+    assert!(
+        reasons
+            .iter()
+            .any(|r| r.contains("class `BModel` has `self.gradient_checkpointing = $_`")),
+        "{reasons:#?}"
+    );
+    assert!(
+        reasons
+            .iter()
+            .any(|r| r.contains("class `Helper` lacks `self.$L = nn.ModuleList($$$A)`")),
+        "{reasons:#?}"
+    );
+}
+
+#[test]
+fn scope_predicates_read_and_write_in_both_syntaxes() {
+    let rules = load_yaml("r.yaml", RULE).unwrap();
+    let with_comments: Vec<_> = rules.iter().map(|r| (r.clone(), String::new())).collect();
+    let dsl = write::to_dsl(&with_comments);
+    assert!(
+        dsl.contains("inside class has `self.$L = nn.ModuleList($$$A)`"),
+        "{dsl}"
+    );
+    assert_eq!(load_dsl("r.graft", &dsl).unwrap(), rules);
+    let yaml = write::to_yaml(&with_comments);
+    assert_eq!(load_yaml("r.yaml", &yaml).unwrap(), rules);
+}
+
+#[test]
+fn a_misspelt_predicate_is_refused_with_the_closest_key() {
+    let bad = RULE.replace("    has:", "    hass:");
+    let err = crate::util::rule_error(&bad);
+    assert!(err.contains("unknown key `hass`"), "{err}");
+    assert!(err.contains("did you mean `has`?"), "{err}");
+    let empty = "id: r\ninside: {class: {}}\nmatch: \"f($X)\"\naction: {delete: true}\n";
+    assert!(crate::util::rule_error(empty).contains("missing"));
+}
