@@ -319,3 +319,32 @@ fn stamp_appends_one_line_and_shifts_none() {
         "# patched by regraft: whisper-decoder-layer-positional on transformers==4.57.6"
     );
 }
+
+#[test]
+fn a_closed_stdout_is_a_normal_end() {
+    let dir = workspace();
+    for args in [
+        &["lint", "--format", "json"][..],
+        &["lint", "--format", "sarif"],
+        &["explain", "rules/whisper-decoder-layer-positional.yaml"],
+        &["test"],
+        &[
+            "fmt",
+            "--to",
+            "dsl",
+            "rules/whisper-decoder-layer-positional.yaml",
+        ],
+    ] {
+        let mut child = crate::util::regraft_command(args, dir.path())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // The reader goes away before the command writes anything.
+        drop(child.stdout.take());
+        let out = child.wait_with_output().unwrap();
+        let stderr = text(&out.stderr);
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {stderr}");
+    }
+}

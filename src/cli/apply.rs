@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use clap::{Args, ValueEnum};
 use rayon::prelude::*;
 
-use super::{Colors, RuleArgs, exit_code, load_rules};
+use super::{Colors, RuleArgs, err, exit_code, load_rules};
 use crate::engine::{Engine, Patched, RuleStatus, Target};
 use crate::error::Error;
 use crate::report::{ErrorJson, FileJson, render, stamp, summary, unified_diff};
@@ -72,7 +72,7 @@ pub(super) fn run(args: ApplyArgs, colors: Colors) -> Result<u8, Error> {
     let exit = report_failures(&outcomes, &args, colors);
     if exit != 0 {
         if args.write {
-            eprintln!("nothing was written: fix the errors above first");
+            err("nothing was written: fix the errors above first\n");
         }
         return Ok(exit);
     }
@@ -196,7 +196,7 @@ fn report_failures(outcomes: &[Outcome], args: &ApplyArgs, colors: Colors) -> u8
         if let Err(e) = &outcome.result {
             exit = exit.max(exit_code(e));
             if args.format == Format::Human {
-                eprint!("{}", render(e, colors.stderr));
+                err(render(e, colors.stderr));
             }
         }
     }
@@ -226,13 +226,13 @@ fn report_summaries(outcomes: &[Outcome], colors: Colors) {
     for o in outcomes {
         if let Ok(p) = &o.result {
             for warning in &p.warnings {
-                eprint!(
+                err(format!(
                     "warning (on_miss: warn): {}",
                     render(warning, colors.stderr)
-                );
+                ));
             }
             for line in summary(&o.file.display, p) {
-                eprintln!("{line}");
+                err(line + "\n");
             }
         }
     }
@@ -268,7 +268,7 @@ fn emit(outcomes: &[Outcome], plan: &Plan, args: &ApplyArgs) -> Result<u8, Error
     } else if args.check && !changed.is_empty() {
         if args.format == Format::Human {
             for (o, _) in &changed {
-                eprintln!("would patch {}", o.file.display);
+                err(format!("would patch {}", o.file.display) + "\n");
             }
         }
         return Ok(1);

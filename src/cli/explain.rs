@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::{Colors, load_rules};
+use super::{Colors, load_rules, out};
 use crate::engine::{Engine, Target, describe_scope};
 use crate::error::Error;
 use crate::report::explain::{explain_rule, explanation};
@@ -39,23 +39,23 @@ pub(super) fn run(args: ExplainArgs, colors: Colors) -> Result<u8, Error> {
         None => None,
     };
     let engine = Engine::new(&rules, &versions, None);
-    let mut out = String::new();
+    let mut text = String::new();
     for (i, rule) in rules.rules.iter().enumerate() {
         if i > 0 {
-            out.push('\n');
+            text.push('\n');
         }
-        out.push_str(&explain_rule(rule, &describe_scope(rule)));
-        if let Some((file, text)) = &target {
+        text.push_str(&explain_rule(rule, &describe_scope(rule)));
+        if let Some((file, source)) = &target {
             let found = engine.explain(
                 i,
                 Target {
                     path: &file.display,
-                    source: text,
+                    source,
                 },
             )?;
-            out.push_str(&explanation(&file.display, &found, colors.stdout));
+            text.push_str(&explanation(&file.display, &found, colors.stdout));
         }
     }
-    print!("{out}");
+    out(text)?;
     Ok(0)
 }

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 
+use super::out;
 use crate::error::Error;
 use crate::rules::error::{RuleError, RuleErrorKind};
 use crate::rules::{self, Syntax, write};
@@ -38,7 +39,7 @@ pub(super) fn run(args: FmtArgs) -> Result<u8, Error> {
             SyntaxArg::Dsl => Syntax::Dsl,
             SyntaxArg::Yaml => Syntax::Yaml,
         };
-        print!("{}", write::render(&rules::load_file(file)?, syntax));
+        out(write::render(&rules::load_file(file)?, syntax))?;
         return Ok(0);
     }
     let mut files = Vec::new();
@@ -55,7 +56,7 @@ pub(super) fn run(args: FmtArgs) -> Result<u8, Error> {
             continue;
         }
         if args.check {
-            println!("would reformat {}", file.display());
+            out(format!("would reformat {}", file.display()) + "\n")?;
             unformatted = true;
             continue;
         }
@@ -67,7 +68,7 @@ pub(super) fn run(args: FmtArgs) -> Result<u8, Error> {
             );
         }
         targets::write_atomic(file, &output)?;
-        println!("formatted {}", file.display());
+        out(format!("formatted {}", file.display()) + "\n")?;
     }
     Ok(u8::from(unformatted))
 }

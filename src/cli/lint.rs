@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use clap::{Args, ValueEnum};
 use miette::Severity;
 
-use super::{Colors, rule_paths};
+use super::{Colors, err, out, rule_paths};
 use crate::error::Error;
 use crate::report::lint::{FindingJson, github, sarif};
 use crate::report::render;
@@ -41,20 +41,20 @@ pub(super) fn run(args: LintArgs, colors: Colors) -> Result<u8, Error> {
     match args.format {
         LintFormat::Human => {
             for f in &findings {
-                eprint!("{}", render(f, colors.stderr));
+                err(render(f, colors.stderr));
             }
-            eprintln!("{errors} error(s), {warnings} warning(s)");
+            err(format!("{errors} error(s), {warnings} warning(s)") + "\n");
         }
         LintFormat::Json => {
             let flat: Vec<_> = findings.iter().map(FindingJson::new).collect();
             let json = serde_json::to_string_pretty(&flat).expect("serializes");
-            println!("{json}");
+            out(json + "\n")?;
         }
         LintFormat::Sarif => {
             let json = serde_json::to_string_pretty(&sarif(&findings)).expect("serializes");
-            println!("{json}");
+            out(json + "\n")?;
         }
-        LintFormat::Github => print!("{}", github(&findings)),
+        LintFormat::Github => out(github(&findings))?,
     }
     Ok(if errors > 0 {
         2

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 
-use super::{Colors, load_rules};
+use super::{Colors, load_rules, out};
 use crate::error::Error;
 use crate::matrix::{MatrixTarget, Status};
 use crate::report::matrix::{human, markdown};
@@ -43,11 +43,11 @@ pub(super) fn run(args: MatrixArgs, colors: Colors) -> Result<u8, Error> {
         .collect::<Result<Vec<_>, _>>()?;
     let rows = crate::matrix::run(&rules, &targets, &with)?;
     match args.format {
-        MatrixFormat::Human => print!("{}", human(&rows, colors.stdout)),
-        MatrixFormat::Markdown => print!("{}", markdown(&rows)),
+        MatrixFormat::Human => out(human(&rows, colors.stdout))?,
+        MatrixFormat::Markdown => out(markdown(&rows))?,
         MatrixFormat::Json => {
             let json = serde_json::to_string_pretty(&rows).expect("rows serialize");
-            println!("{json}");
+            out(json + "\n")?;
         }
     }
     // A `missing` of a rule with `on_miss: warn` or `skip` is shown but does not fail.

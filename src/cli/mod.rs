@@ -9,7 +9,8 @@ mod lint;
 mod matrix;
 mod test;
 
-use std::path::PathBuf;
+use std::io::Write;
+use std::path::{Path, PathBuf};
 
 use clap::{Args, Parser, Subcommand};
 
@@ -18,6 +19,8 @@ use crate::engine::PatchError;
 use crate::error::Error;
 use crate::report::{Palette, render};
 use crate::rules::model::Phase;
+use crate::source::FileError;
+use crate::targets::TargetError;
 use crate::versions::VersionEnv;
 
 /// Declarative, versioned source patches for Python libraries.
@@ -75,11 +78,36 @@ pub fn run() -> u8 {
     };
     match result {
         Ok(code) => code,
+        // A reader that stopped early (`regraft lint | head`) is a normal end.
+        Err(e) if closed_stdout(&e) => 0,
         Err(e) => {
-            eprint!("{}", render(&e, colors.stderr));
+            err(render(&e, colors.stderr));
             exit_code(&e)
         }
     }
+}
+
+/// Writes `text` to stdout. A failure ends the command; a closed stdout ends it quietly.
+fn out(text: impl AsRef<str>) -> Result<(), Error> {
+    let mut stdout = std::io::stdout().lock();
+    stdout
+        .write_all(text.as_ref().as_bytes())
+        .and_then(|()| stdout.flush())
+        .map_err(|e| Error::from(FileError::io(Path::new("<stdout>"), e)))
+}
+
+/// Writes `text` to stderr; a failure to there cannot be reported anywhere.
+fn err(text: impl AsRef<str>) {
+    let _ = std::io::stderr().lock().write_all(text.as_ref().as_bytes());
+}
+
+/// Whether `error` is stdout having been closed by its reader.
+fn closed_stdout(error: &Error) -> bool {
+    matches!(
+        error,
+        Error::Target(TargetError::File(FileError::Io { path, source }))
+            if path == "<stdout>" && source.kind() == std::io::ErrorKind::BrokenPipe
+    )
 }
 
 /// The exit code a failure calls for: 3 for what the rules found in a target (drift,

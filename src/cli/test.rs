@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::{Colors, rule_paths};
+use super::{Colors, out, rule_paths};
 use crate::error::Error;
 use crate::report::color::{BAD, GOOD};
 use crate::report::testing::colored_diff;
@@ -40,16 +40,16 @@ pub(super) fn run(args: TestArgs, colors: Colors) -> Result<u8, Error> {
             let Some(failure) = &result.failure else {
                 passed += 1;
                 let word = if result.updated { "UPDATED" } else { "PASS" };
-                println!("{} {name}", palette.paint(GOOD, word));
+                out(format!("{} {name}", palette.paint(GOOD, word)) + "\n")?;
                 continue;
             };
             failed += 1;
-            println!("{} {name}: {}", palette.paint(BAD, "FAIL"), failure.message);
+            out(format!("{} {name}: {}", palette.paint(BAD, "FAIL"), failure.message) + "\n")?;
             if let Some((expected, actual)) = &failure.texts {
-                print!("{}", colored_diff(expected, actual, palette));
+                out(colored_diff(expected, actual, palette))?;
             }
         }
     }
-    println!("{passed} passed, {failed} failed");
+    out(format!("{passed} passed, {failed} failed") + "\n")?;
     Ok(u8::from(failed > 0))
 }
