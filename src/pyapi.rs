@@ -271,6 +271,7 @@ impl NativeRules {
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     m.add_class::<NativeRules>()?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("RegraftError", py.get_type::<RegraftError>())?;
     m.add("RuleError", py.get_type::<RuleError>())?;
     m.add("DriftError", py.get_type::<DriftError>())?;

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from importlib import metadata
 from typing import Dict, List, Mapping, Optional, Union
 
+from ._native import __version__  # the crate's version: `regraft --version` says the same
 from ._native import (
     ActionError,
     ConflictError,
@@ -34,6 +35,7 @@ from ._native import (
 )
 
 __all__ = [
+    "__version__",
     "ActionError",
     "CheckReport",
     "ConflictError",

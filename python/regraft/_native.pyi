@@ -2,6 +2,8 @@
 
 from typing import Dict, List, Optional, Tuple
 
+__version__: str
+
 class RegraftError(Exception):
     """Any regraft failure; str() is the rendered diagnostic."""
 

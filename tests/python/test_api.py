@@ -288,3 +288,8 @@ def test_without_context_the_signature_is_not_guessed(tmp_path):
         rules.apply(decoder_only)
     assert "of `Layer.forward` in this file" in str(info.value)
     assert info.value.line == 7
+
+
+def test_the_module_and_the_command_report_one_version(cli):
+    out = subprocess.run([str(cli), "--version"], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["regraft", regraft.__version__]
