@@ -127,3 +127,47 @@ fn a_misspelt_predicate_is_refused_with_the_closest_key() {
     let empty = "id: r\ninside: {class: {}}\nmatch: \"f($X)\"\naction: {delete: true}\n";
     assert!(crate::util::rule_error(empty).contains("missing"));
 }
+
+#[test]
+fn where_constrains_what_a_metavariable_bound() {
+    let source = "a = self.q_proj(x)\nb = self.k_proj(x)\nc = q_proj(x)\nd = self.o_proj(x.y)\n";
+    let run = |conditions: &str| {
+        let rule = format!(
+            "id: r\nmatch: \"$V = $F($A)\"\nwhere: {{{conditions}}}\naction: {{replace: \"$V = checkpoint($F, $A)\"}}\nexpect: {{min: 0}}\n"
+        );
+        let out = patch(&rules(&rule), &versions(&[]), "m.py", source)
+            .unwrap_or_else(|e| panic!("{}", render(&e)));
+        out.output
+            .lines()
+            .filter(|l| l.contains("checkpoint"))
+            .count()
+    };
+    assert_eq!(run("$F: {regex: \"^self\\\\.[qk]_proj$\"}"), 2);
+    assert_eq!(run("$F: {not_regex: \"o_proj\", kind: attribute}"), 2);
+    assert_eq!(
+        run("F: {kind: identifier}"),
+        1,
+        "a key may leave out the `$`"
+    );
+    assert_eq!(run("$A: {has: \"x.y\"}"), 1);
+}
+
+#[test]
+fn where_refuses_unbound_names_and_unknown_kinds() {
+    let unbound = "id: r\nmatch: \"f($A)\"\nwhere: {$B: {kind: call}}\naction: {delete: true}\n";
+    let err = crate::util::rule_error(unbound);
+    assert!(err.contains("$B") && err.contains("$A"), "{err}");
+    let kind = "id: r\nmatch: \"f($A)\"\nwhere: {$A: {kind: cal}}\naction: {delete: true}\n";
+    assert!(crate::util::rule_error(kind).contains("not a tree-sitter-python node kind"));
+    let dsl = "rule r\n  match `f($A)`\n  where A regex \"^x\"\n  delete true\n";
+    let loaded = load_dsl("r.graft", dsl).unwrap();
+    let with_comments: Vec<_> = loaded.iter().map(|r| (r.clone(), String::new())).collect();
+    assert_eq!(
+        load_yaml("r.yaml", &write::to_yaml(&with_comments)).unwrap(),
+        loaded
+    );
+    assert_eq!(
+        load_dsl("r.graft", &write::to_dsl(&with_comments)).unwrap(),
+        loaded
+    );
+}

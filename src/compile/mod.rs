@@ -48,6 +48,8 @@ pub struct CompiledRule {
     /// guarded match is this rule's patch already in place (`redundant`), not a site some
     /// other rule or upstream handles (`guarded`).
     pub guard_is_own_output: bool,
+    /// `where`, compiled: conditions on what metavariables bound.
+    pub constraints: Vec<CompiledConstraint>,
     /// `inside.class`'s `has` and `lacks`, compiled.
     pub class_scope: ScopePatterns,
     /// `inside.function`'s `has` and `lacks`, compiled.
@@ -65,6 +67,21 @@ pub struct CompiledRule {
     /// are found without parsing; `None` for other rules. Files where only such rules run are
     /// parsed statement by statement (see `regions`).
     pub locator: Option<Locator>,
+}
+
+/// One metavariable's `where` conditions, ready to check.
+#[derive(Debug)]
+pub struct CompiledConstraint {
+    /// The metavariable, without `$`.
+    pub name: String,
+    /// Its bound text must contain a match.
+    pub regex: Option<regex::Regex>,
+    /// Its bound text must contain none.
+    pub not_regex: Option<regex::Regex>,
+    /// Its bound node must be of one of these kind ids (one kind name can have several).
+    pub kinds: Option<&'static [u16]>,
+    /// Its bound node must hold a match.
+    pub has: Option<Pattern>,
 }
 
 /// A scope predicate's patterns, compiled: what the enclosing class or function must hold and

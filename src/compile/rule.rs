@@ -2,7 +2,7 @@
 
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 
-use super::{CompiledRule, ScopePatterns};
+use super::{CompiledConstraint, CompiledRule, ScopePatterns};
 use crate::actions::{self, Needs};
 use crate::pattern::matcher::{Bindings, Matcher};
 use crate::pattern::meta::{encode, template_metavars};
@@ -67,6 +67,7 @@ pub(super) fn compile_rule(rule: Rule) -> Result<CompiledRule, RuleError> {
     for template in actions::unit(&rule.action).templates(&rule.action.args) {
         check_template(&rule, template, &bound)?;
     }
+    let constraints = compile_constraints(&rule, &bound)?;
     let files = compile_globs(&rule)?;
     // Checked when the rule set's one query is built (compiling a query costs milliseconds).
     let query_source = to_query(&pattern.root);
@@ -85,6 +86,7 @@ pub(super) fn compile_rule(rule: Rule) -> Result<CompiledRule, RuleError> {
         unless,
         not_inside,
         guard_is_own_output,
+        constraints,
         class_scope,
         function_scope,
         when_has,
@@ -212,4 +214,61 @@ fn wrong_target(rule: &Rule, needs: Needs) -> RuleError {
         ),
     };
     RuleError::new(kind, &rule.origin.file, rule.pattern.span.clone()).with_help(help)
+}
+
+/// `where`, compiled: each metavariable bound by the pattern or loop header, each kind one of
+/// tree-sitter-python's, each `has` a pattern.
+fn compile_constraints(rule: &Rule, bound: &[&str]) -> Result<Vec<CompiledConstraint>, RuleError> {
+    let mut out = Vec::new();
+    for (name, c) in &rule.constraints {
+        if !bound.contains(&name.value.as_str()) {
+            let e = RuleError::new(
+                RuleErrorKind::UnboundMetavariable {
+                    name: name.value.clone(),
+                },
+                &rule.origin.file,
+                name.span.clone(),
+            );
+            let names: Vec<String> = bound.iter().map(|b| format!("${b}")).collect();
+            return Err(e.with_help(format!(
+                "`where` constrains a metavariable the pattern binds: {}",
+                names.join(", ")
+            )));
+        }
+        let kinds = match &c.kind {
+            None => None,
+            Some(kind) => {
+                let ids = crate::python::grammar::kind_ids(&kind.value, true);
+                if ids.is_empty() {
+                    return Err(RuleError::new(
+                        RuleErrorKind::InvalidValue {
+                            key: "kind".into(),
+                            reason: format!(
+                                "`{}` is not a tree-sitter-python node kind",
+                                kind.value
+                            ),
+                        },
+                        &rule.origin.file,
+                        kind.span.clone(),
+                    ));
+                }
+                Some(ids)
+            }
+        };
+        let has = c
+            .has
+            .as_ref()
+            .map(|s| {
+                Pattern::compile(&s.text).map_err(|e| pattern_error(rule, s, "`where.has`", e))
+            })
+            .transpose()?;
+        out.push(CompiledConstraint {
+            name: name.value.clone(),
+            regex: c.regex.as_ref().map(|r| r.value.0.clone()),
+            not_regex: c.not_regex.as_ref().map(|r| r.value.0.clone()),
+            kinds,
+            has,
+        });
+    }
+    Ok(out)
 }

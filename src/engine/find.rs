@@ -9,7 +9,7 @@ use tree_sitter::{Node, QueryCursor};
 
 use super::{Engine, scope};
 use crate::compile::{CompiledRule, RuleId};
-use crate::pattern::matcher::{Bindings, Matcher};
+use crate::pattern::matcher::{Bindings, Capture, Matcher};
 use crate::pattern::query::ROOT_CAPTURE;
 
 /// One match of a rule.
@@ -172,6 +172,9 @@ fn match_at<'t>(
     let seeds = scope::scope_bindings(rule, root, node, text, matcher).ok()?;
     if matched && rule.loop_pattern.is_none() {
         // No loop seeds the bindings: the pattern's alone are the match's.
+        if !constraints_hold(rule, &alone, text, matcher) {
+            return None;
+        }
         let guarded = guarded(rule, root, node, &alone, matcher);
         return Some(Found {
             node,
@@ -180,7 +183,9 @@ fn match_at<'t>(
         });
     }
     seeds.into_iter().find_map(|mut bindings| {
-        if !matcher.matches(&rule.pattern.root, node, &mut bindings) {
+        if !matcher.matches(&rule.pattern.root, node, &mut bindings)
+            || !constraints_hold(rule, &bindings, text, matcher)
+        {
             return None;
         }
         let guarded = guarded(rule, root, node, &bindings, matcher);
@@ -219,4 +224,41 @@ fn guarded<'t>(
         }
     }
     false
+}
+
+/// Whether what the match bound meets the rule's `where` conditions.
+fn constraints_hold(
+    rule: &CompiledRule,
+    bindings: &Bindings<'_>,
+    text: &str,
+    matcher: &Matcher<'_>,
+) -> bool {
+    rule.constraints.iter().all(|c| {
+        let Some(capture) = bindings.get(&c.name) else {
+            return false;
+        };
+        let bound = capture.text(text);
+        let node = match capture {
+            Capture::One(node) => Some(*node),
+            Capture::Many(nodes) if nodes.len() == 1 => Some(nodes[0]),
+            Capture::Many(_) => None,
+        };
+        c.regex.as_ref().is_none_or(|re| re.is_match(bound))
+            && c.not_regex.as_ref().is_none_or(|re| !re.is_match(bound))
+            && c.kinds
+                .is_none_or(|kinds| node.is_some_and(|n| kinds.contains(&n.kind_id())))
+            && c.has.as_ref().is_none_or(|pattern| {
+                node.is_some_and(|n| {
+                    let mut stack = vec![n];
+                    while let Some(m) = stack.pop() {
+                        if matcher.matches(&pattern.root, m, &mut Bindings::default()) {
+                            return true;
+                        }
+                        let mut cursor = m.walk();
+                        stack.extend(m.named_children(&mut cursor));
+                    }
+                    false
+                })
+            })
+    })
 }

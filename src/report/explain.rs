@@ -51,17 +51,7 @@ pub fn explain_rule(rule: &crate::compile::CompiledRule, scope: &str) -> String 
         .expect
         .map_or("anything (no `expect`)".to_string(), |e| e.to_string());
     let _ = writeln!(out, "  expect:      {expect} per selected file");
-    for (key, policy) in [("on miss", r.on_miss), ("on refuse", r.on_refuse)] {
-        if policy != crate::rules::model::Policy::Error {
-            let _ = writeln!(
-                out,
-                "  {key}:{:width$}{}",
-                "",
-                policy.name(),
-                width = 12 - key.len()
-            );
-        }
-    }
+    out.push_str(&conditions(r));
     let _ = writeln!(out, "  query:       {}", rule.query_source);
     let literals = if rule.pattern.literals.is_empty() {
         "(none)".to_string()
@@ -106,6 +96,40 @@ pub fn explanation(path: &str, explanation: &Explanation, palette: Palette) -> S
         let _ = writeln!(out, "  near misses, nearest first:");
         for near in &explanation.near_misses {
             out.push_str(&render(near, palette));
+        }
+    }
+    out
+}
+
+/// The `where` conditions and the non-default failure policies of a rule, a line each.
+fn conditions(r: &crate::rules::model::Rule) -> String {
+    use std::fmt::Write;
+    let mut out = String::new();
+    for (name, c) in &r.constraints {
+        let mut parts = Vec::new();
+        if let Some(re) = &c.regex {
+            parts.push(format!("matches /{}/", re.value.0.as_str()));
+        }
+        if let Some(re) = &c.not_regex {
+            parts.push(format!("does not match /{}/", re.value.0.as_str()));
+        }
+        if let Some(kind) = &c.kind {
+            parts.push(format!("is a {}", kind.value));
+        }
+        if let Some(has) = &c.has {
+            parts.push(format!("has `{}`", has.text.trim()));
+        }
+        let _ = writeln!(out, "  where:       ${} {}", name.value, parts.join(", "));
+    }
+    for (key, policy) in [("on miss", r.on_miss), ("on refuse", r.on_refuse)] {
+        if policy != crate::rules::model::Policy::Error {
+            let _ = writeln!(
+                out,
+                "  {key}:{:width$}{}",
+                "",
+                policy.name(),
+                width = 12 - key.len()
+            );
         }
     }
     out

@@ -348,6 +348,8 @@ pub struct Rule {
     pub not_inside: Option<Snippet>,
     /// Rules of the same phase whose output this rule sees.
     pub after: Vec<Spanned<String>>,
+    /// Conditions on what metavariables bound, by name (without `$`), in the order written.
+    pub constraints: Vec<(Spanned<String>, Constraint)>,
     /// What to do with each match.
     pub action: Action,
     /// How many matches each selected file must have.
@@ -365,6 +367,29 @@ pub struct Rule {
     pub tests: Vec<TestCase>,
     /// Where the rule was read from.
     pub origin: Origin,
+}
+
+/// `where` for one metavariable: conditions on what it bound, all of which must hold.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Constraint {
+    /// The bound text must contain a match of this regular expression.
+    pub regex: Option<Spanned<RegexSource>>,
+    /// The bound text must contain no match of this regular expression.
+    pub not_regex: Option<Spanned<RegexSource>>,
+    /// The bound node must be of this tree-sitter-python kind (`identifier`, `call`, ...).
+    pub kind: Option<Spanned<String>>,
+    /// The bound node must hold a match of this pattern.
+    pub has: Option<Snippet>,
+}
+
+/// A regular expression as written, compiled; compared by its text.
+#[derive(Debug, Clone)]
+pub struct RegexSource(pub regex::Regex);
+
+impl PartialEq for RegexSource {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.as_str() == other.0.as_str()
+    }
 }
 
 /// Source probes at file level, for gates that depend on what upstream code looks like.

@@ -71,6 +71,9 @@ pub fn to_value(rule: &Rule) -> Value {
             Value::Sequence(rule.after.iter().map(|a| a.value.clone().into()).collect()),
         );
     }
+    if !rule.constraints.is_empty() {
+        put("where", where_value(rule));
+    }
     put("action", action_value(&rule.action));
     if let Some(e) = rule.expect {
         put("expect", expect_value(e));
@@ -95,6 +98,28 @@ pub fn to_value(rule: &Rule) -> Value {
         );
     }
     Value::Mapping(map)
+}
+
+/// The `where` mapping of a rule.
+fn where_value(rule: &Rule) -> Value {
+    let mut conditions = Mapping::new();
+    for (name, c) in &rule.constraints {
+        let mut m = Mapping::new();
+        if let Some(re) = &c.regex {
+            m.insert("regex".into(), re.value.0.as_str().into());
+        }
+        if let Some(re) = &c.not_regex {
+            m.insert("not_regex".into(), re.value.0.as_str().into());
+        }
+        if let Some(kind) = &c.kind {
+            m.insert("kind".into(), kind.value.clone().into());
+        }
+        if let Some(has) = &c.has {
+            m.insert("has".into(), has.text.clone().into());
+        }
+        conditions.insert(name.value.clone().into(), Value::Mapping(m));
+    }
+    Value::Mapping(conditions)
 }
 
 /// The `inside` mapping of a rule (empty when it has no scope).

@@ -31,6 +31,7 @@ pub const RULE_KEYS: &[&str] = &[
     "unless",
     "not_inside",
     "after",
+    "where",
     "action",
     "expect",
     "on_miss",
@@ -88,6 +89,17 @@ fn describe(value: &Value) -> &'static str {
         Value::Mapping(_) => "a mapping",
         Value::Tagged(_) => "a tagged value",
     }
+}
+
+/// An optional key read by `read`, or its default where it is absent.
+fn optional<T: Default>(
+    field: Option<(Path, &Value)>,
+    read: impl FnOnce(&[Seg], &Value) -> Result<T, RuleError>,
+) -> Result<T, RuleError> {
+    Ok(field
+        .map(|(p, v)| read(&p, v))
+        .transpose()?
+        .unwrap_or_default())
 }
 
 pub(crate) fn child(path: &[Seg], seg: Seg) -> Path {
@@ -243,14 +255,10 @@ impl Cx<'_> {
         let description = field("description")
             .map(|(p, v)| self.string(&p, "description", v).map(|s| s.value))
             .transpose()?;
-        let requires = field("requires").map(|(p, v)| self.requires(&p, v));
-        let requires = requires.transpose()?.unwrap_or_default();
-        let phase = field("phase").map(|(p, v)| self.phase(&p, v));
-        let phase = phase.transpose()?.unwrap_or_default();
-        let files = field("files").map(|(p, v)| self.globs(&p, v));
-        let files = files.transpose()?.unwrap_or_default();
-        let inside = field("inside").map(|(p, v)| self.inside(&p, v));
-        let inside = inside.transpose()?.unwrap_or_default();
+        let requires = optional(field("requires"), |p, v| self.requires(p, v))?;
+        let phase = optional(field("phase"), |p, v| self.phase(p, v))?;
+        let files = optional(field("files"), |p, v| self.globs(p, v))?;
+        let inside = optional(field("inside"), |p, v| self.inside(p, v))?;
         let (p, v) = required("match")?;
         let pattern = self.snippet(&p, "match", v)?;
         let code = |key: &str| {
@@ -260,26 +268,22 @@ impl Cx<'_> {
         };
         let unless = code("unless")?;
         let not_inside = code("not_inside")?;
-        let after = field("after").map(|(p, v)| self.strings(&p, "after", v));
-        let after = after.transpose()?.unwrap_or_default();
+        let after = optional(field("after"), |p, v| self.strings(p, "after", v))?;
+        let constraints = optional(field("where"), |p, v| self.constraints(p, v))?;
         let (p, v) = required("action")?;
         let action = self.action(&p, v)?;
         let expect = field("expect")
             .map(|(p, v)| self.expect(&p, v))
             .transpose()?;
-        let when = field("when").map(|(p, v)| self.when(&p, v));
-        let when = when.transpose()?.unwrap_or_default();
+        let when = optional(field("when"), |p, v| self.when(p, v))?;
         let preserve_lines = match field("preserve_lines") {
             Some((_, Value::Bool(b))) => *b,
             Some((p, v)) => return Err(self.wrong_type(&p, "preserve_lines", "true or false", v)),
             None => false,
         };
-        let on_miss = field("on_miss").map(|(p, v)| self.policy(&p, "on_miss", v));
-        let on_miss = on_miss.transpose()?.unwrap_or_default();
-        let on_refuse = field("on_refuse").map(|(p, v)| self.policy(&p, "on_refuse", v));
-        let on_refuse = on_refuse.transpose()?.unwrap_or_default();
-        let tests = field("tests").map(|(p, v)| self.tests(&p, v));
-        let tests = tests.transpose()?.unwrap_or_default();
+        let on_miss = optional(field("on_miss"), |p, v| self.policy(p, "on_miss", v))?;
+        let on_refuse = optional(field("on_refuse"), |p, v| self.policy(p, "on_refuse", v))?;
+        let tests = optional(field("tests"), |p, v| self.tests(p, v))?;
         Ok(Rule {
             id,
             description,
@@ -291,6 +295,7 @@ impl Cx<'_> {
             unless,
             not_inside,
             after,
+            constraints,
             action,
             expect,
             when,

@@ -4,7 +4,7 @@ use serde_yaml::Value;
 
 use super::{Cx, INSIDE_KEYS, key_path, regex_reason};
 use crate::rules::error::{RuleError, RuleErrorKind};
-use crate::rules::model::{Inside, NameFilter, ScopeFilter, Spanned};
+use crate::rules::model::{Constraint, Inside, NameFilter, RegexSource, ScopeFilter, Spanned};
 use crate::rules::spans::Seg;
 
 impl Cx<'_> {
@@ -79,5 +79,68 @@ impl Cx<'_> {
             ));
         }
         Ok(filter)
+    }
+
+    /// `where`: metavariable name (with or without `$`) → `{regex, not_regex, kind, has}`.
+    pub(super) fn constraints(
+        &self,
+        path: &[Seg],
+        value: &Value,
+    ) -> Result<Vec<(Spanned<String>, Constraint)>, RuleError> {
+        let Value::Mapping(map) = value else {
+            return Err(self.wrong_type(
+                path,
+                "where",
+                "a mapping of metavariable to conditions",
+                value,
+            ));
+        };
+        let mut out = Vec::new();
+        for (key, conditions) in map {
+            let Some(name) = key.as_str() else {
+                return Err(self.wrong_type(path, "where", "a metavariable name", key));
+            };
+            let p = key_path(path, name);
+            let bare = name.strip_prefix('$').unwrap_or(name);
+            let is_var = !bare.is_empty()
+                && bare
+                    .chars()
+                    .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_');
+            if !is_var {
+                return Err(self.invalid(
+                    &p,
+                    "where",
+                    format!("`{name}` is not a metavariable name such as `$X`"),
+                ));
+            }
+            let Value::Mapping(m) = conditions else {
+                return Err(self.wrong_type(&p, name, "a mapping of conditions", conditions));
+            };
+            let within = format!("`where.{bare}`");
+            self.check_keys(&p, m, &["regex", "not_regex", "kind", "has"], &within)?;
+            let field = |k: &str| m.get(k).map(|v| (key_path(&p, k), v));
+            let regex = |k: &str| -> Result<Option<Spanned<RegexSource>>, RuleError> {
+                let Some((rp, v)) = field(k) else {
+                    return Ok(None);
+                };
+                let text = self.string(&rp, k, v)?;
+                let compiled = regex::Regex::new(&text.value)
+                    .map_err(|e| self.invalid(&rp, k, regex_reason(&e)))?;
+                Ok(Some(Spanned::new(RegexSource(compiled), text.span)))
+            };
+            let constraint = Constraint {
+                regex: regex("regex")?,
+                not_regex: regex("not_regex")?,
+                kind: field("kind")
+                    .map(|(kp, v)| self.string(&kp, "kind", v))
+                    .transpose()?,
+                has: field("has")
+                    .map(|(hp, v)| self.snippet(&hp, "has", v))
+                    .transpose()?,
+            };
+            let span = self.spans.key(&p);
+            out.push((Spanned::new(bare.to_string(), span), constraint));
+        }
+        Ok(out)
     }
 }
