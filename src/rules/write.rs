@@ -330,7 +330,14 @@ fn dsl_value(indent: &str, keys: &[&str], value: &Value) -> String {
 fn dsl_string(indent: &str, keys: &[&str], s: &str) -> String {
     let last = keys.last().copied().unwrap_or_default();
     let is_code = CODE_KEYS.contains(&last) || keys.contains(&"set_kwargs");
-    if is_code && !s.contains('`') {
+    // A fenced block loses the indentation its lines share, so code whose every line is
+    // indented goes in quotes, where it keeps it.
+    let all_indented = s
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .all(|l| l.starts_with([' ', '\t']))
+        && s.contains('\n');
+    if is_code && !s.contains('`') && !all_indented {
         if !s.contains('\n') {
             return format!("`{s}`");
         }
