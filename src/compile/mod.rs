@@ -115,12 +115,20 @@ impl CompiledRule {
     }
 
     /// The texts any file this rule matches in must contain: the pattern's and the loop
-    /// header's identifiers and string parts, and the exact class and function names.
+    /// header's identifiers and string parts, those of the patterns its scopes must hold, and
+    /// the exact class and function names.
     pub fn literals(&self) -> Vec<String> {
         use crate::rules::model::NameFilter;
         let mut out = self.pattern.literals.clone();
         if let Some(l) = &self.loop_pattern {
             out.extend(l.literals.iter().cloned());
+        }
+        // A scope that must hold a pattern's match puts its literals in the file.
+        for has in [&self.class_scope.has, &self.function_scope.has]
+            .into_iter()
+            .flatten()
+        {
+            out.extend(has.literals.iter().cloned());
         }
         if let Some(c) = &self.rule.when.contains {
             out.push(c.value.clone());

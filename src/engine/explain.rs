@@ -11,7 +11,7 @@ use tree_sitter::Node;
 use super::outcome::Locator;
 use super::parsed::parse_target;
 use super::scope::unmet_predicate;
-use super::scope::{ScopeMiss, scope_bindings};
+use super::scope::{ScopeCache, ScopeMiss, scope_bindings};
 use super::{Engine, MatchReport, PatchError, Target, gate_reason};
 use crate::compile::ScopePatterns;
 use crate::compile::{CompiledRule, RuleId};
@@ -137,16 +137,17 @@ fn near_misses(
         {
             continue;
         }
-        let (at, score, reason) = match scope_bindings(rule, root, node, text, &matcher) {
-            Ok(seeds) => {
-                let mut bindings = seeds.into_iter().next().unwrap_or_default();
-                match matcher.why_not(&rule.pattern.root, node, &mut bindings) {
-                    Some(m) => (m.at, 3000 + m.depth, m.reason),
-                    None => continue,
+        let (at, score, reason) =
+            match scope_bindings(rule, root, node, text, &matcher, &ScopeCache::default()) {
+                Ok(seeds) => {
+                    let mut bindings = seeds.into_iter().next().unwrap_or_default();
+                    match matcher.why_not(&rule.pattern.root, node, &mut bindings) {
+                        Some(m) => (m.at, 3000 + m.depth, m.reason),
+                        None => continue,
+                    }
                 }
-            }
-            Err(miss) => scope_reason(rule, node, text, &matcher, &miss),
-        };
+                Err(miss) => scope_reason(rule, node, text, &matcher, &miss),
+            };
         out.push((node.byte_range(), at, score, reason));
     }
     out

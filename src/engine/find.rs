@@ -32,6 +32,7 @@ impl Engine<'_> {
     ) -> Vec<Vec<Found<'t>>> {
         let candidates = self.candidates(text, root, active);
         let matcher = Matcher::new(text);
+        let cache = scope::ScopeCache::default();
         candidates
             .into_iter()
             .zip(active)
@@ -40,7 +41,7 @@ impl Engine<'_> {
                 nodes.sort_by_key(|n| (n.start_byte(), std::cmp::Reverse(n.end_byte())));
                 nodes
                     .into_iter()
-                    .filter_map(|node| match_at(rule, root, node, text, &matcher))
+                    .filter_map(|node| match_at(rule, root, node, text, &matcher, &cache))
                     .collect()
             })
             .collect()
@@ -161,6 +162,7 @@ fn match_at<'t>(
     node: Node<'t>,
     text: &str,
     matcher: &Matcher<'_>,
+    cache: &scope::ScopeCache,
 ) -> Option<Found<'t>> {
     // The pattern alone first: cheap, and most candidates of a whole-tree walk fail it; scopes
     // (and the bindings they seed) only for the rest.
@@ -169,7 +171,7 @@ fn match_at<'t>(
     if !matched && !matcher.ran_out() {
         return None;
     }
-    let seeds = scope::scope_bindings(rule, root, node, text, matcher).ok()?;
+    let seeds = scope::scope_bindings(rule, root, node, text, matcher, cache).ok()?;
     if matched && rule.loop_pattern.is_none() {
         // No loop seeds the bindings: the pattern's alone are the match's.
         if !constraints_hold(rule, &alone, text, matcher) {

@@ -1,6 +1,9 @@
 //! `inside`: whether a candidate lies in the class, function and loop a rule asks for, and what
 //! the loop header binds.
 
+use std::cell::RefCell;
+use std::collections::HashMap;
+
 use tree_sitter::Node;
 
 use crate::compile::{CompiledRule, ScopePatterns};
@@ -59,6 +62,7 @@ pub fn scope_bindings<'t>(
     node: Node<'t>,
     source: &str,
     matcher: &Matcher<'_>,
+    cache: &ScopeCache,
 ) -> Result<Vec<Bindings<'t>>, ScopeMiss> {
     let inside = &rule.rule.inside;
     if inside.class.is_none() && inside.function.is_none() && rule.loop_pattern.is_none() {
@@ -69,7 +73,9 @@ pub fn scope_bindings<'t>(
         definition(*n).is_some_and(|d| {
             d.kind() == kind
                 && definition_name(d, source).is_some_and(|name| filter.matches_name(name))
-                && unmet_predicate(d, filter, patterns, source, matcher).is_none()
+                && cache.meets(d, filter, || {
+                    unmet_predicate(d, filter, patterns, source, matcher).is_none()
+                })
         })
     };
     // Index (into `ancestors`, innermost first) of the outermost scope a loop must lie within.
@@ -120,6 +126,27 @@ pub fn scope_bindings<'t>(
         Err(ScopeMiss::Loop)
     } else {
         Ok(seeds)
+    }
+}
+
+/// Which definitions met which scope predicates, for one file: every candidate inside a class
+/// asks about the same class, and a predicate walks the class's whole body.
+#[derive(Debug, Default)]
+pub struct ScopeCache(RefCell<HashMap<(usize, usize), bool>>);
+
+impl ScopeCache {
+    /// Whether `def` meets `filter`'s predicates, computed by `check` the first time asked.
+    fn meets(&self, def: Node<'_>, filter: &ScopeFilter, check: impl FnOnce() -> bool) -> bool {
+        if !filter.has_predicates() {
+            return true;
+        }
+        let key = (def.id(), std::ptr::from_ref(filter) as usize);
+        if let Some(&known) = self.0.borrow().get(&key) {
+            return known;
+        }
+        let met = check();
+        self.0.borrow_mut().insert(key, met);
+        met
     }
 }
 
