@@ -167,16 +167,7 @@ fn writes(guard: &Pattern, template: &str) -> bool {
         return false;
     };
     let tree = crate::python::parse(&encoded.text);
-    let matcher = Matcher::new(&encoded.text);
-    let mut stack = vec![tree.root_node()];
-    while let Some(node) = stack.pop() {
-        if matcher.matches(&guard.root, node, &mut Bindings::default()) {
-            return true;
-        }
-        let mut cursor = node.walk();
-        stack.extend(node.named_children(&mut cursor));
-    }
-    false
+    Matcher::new(&encoded.text).occurs_in(&guard.root, tree.root_node(), &Bindings::default())
 }
 
 /// The `has` and `lacks` patterns of `inside.KEY`, compiled.

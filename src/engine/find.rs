@@ -208,15 +208,10 @@ fn guarded<'t>(
     bindings: &Bindings<'t>,
     matcher: &Matcher<'_>,
 ) -> bool {
-    if let Some(unless) = &rule.unless {
-        let mut stack = vec![node];
-        while let Some(n) = stack.pop() {
-            if matcher.matches(&unless.root, n, &mut bindings.clone()) {
-                return true;
-            }
-            let mut cursor = n.walk();
-            stack.extend(n.named_children(&mut cursor));
-        }
+    if let Some(unless) = &rule.unless
+        && matcher.occurs_in(&unless.root, node, bindings)
+    {
+        return true;
     }
     if let Some(outer) = &rule.not_inside {
         for n in scope::ancestors(root, node) {
@@ -250,17 +245,7 @@ fn constraints_hold(
             && c.kinds
                 .is_none_or(|kinds| node.is_some_and(|n| kinds.contains(&n.kind_id())))
             && c.has.as_ref().is_none_or(|pattern| {
-                node.is_some_and(|n| {
-                    let mut stack = vec![n];
-                    while let Some(m) = stack.pop() {
-                        if matcher.matches(&pattern.root, m, &mut Bindings::default()) {
-                            return true;
-                        }
-                        let mut cursor = m.walk();
-                        stack.extend(m.named_children(&mut cursor));
-                    }
-                    false
-                })
+                node.is_some_and(|n| matcher.occurs_in(&pattern.root, n, &Bindings::default()))
             })
     })
 }

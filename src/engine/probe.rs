@@ -23,18 +23,9 @@ pub(crate) fn probe(rule: &CompiledRule, text: &str, root: Option<Node<'_>>) -> 
         return Err(format!("when: the file contains `{}`", c.value));
     }
     let Some(root) = root else { return Ok(()) };
-    let found = |pattern: &Pattern| {
-        let matcher = Matcher::new(text);
-        let mut stack = vec![root];
-        while let Some(n) = stack.pop() {
-            if matcher.matches(&pattern.root, n, &mut Bindings::default()) {
-                return true;
-            }
-            let mut cursor = n.walk();
-            stack.extend(n.named_children(&mut cursor));
-        }
-        false
-    };
+    let matcher = Matcher::new(text);
+    let found = |pattern: &Pattern| matcher.occurs_in(&pattern.root, root, &Bindings::default());
+
     if let Some(p) = &rule.when_has
         && !found(p)
     {

@@ -187,17 +187,8 @@ pub fn unmet_predicate(
             return Some(format!("does not extend `{}`", base.value));
         }
     }
-    let holds = |pattern: &Pattern| {
-        let mut stack = vec![def];
-        while let Some(n) = stack.pop() {
-            if matcher.matches(&pattern.root, n, &mut Bindings::default()) {
-                return true;
-            }
-            let mut cursor = n.walk();
-            stack.extend(n.named_children(&mut cursor));
-        }
-        false
-    };
+    let holds = |pattern: &Pattern| matcher.occurs_in(&pattern.root, def, &Bindings::default());
+
     if let Some(has) = &patterns.has
         && !holds(has)
     {

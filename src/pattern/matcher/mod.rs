@@ -119,6 +119,20 @@ impl<'s> Matcher<'s> {
         }
     }
 
+    /// Whether `pattern` matches `node` or any named node below it, each try starting from
+    /// `seed` (so metavariables it shares with the match must agree).
+    pub fn occurs_in<'t>(&self, pattern: &PatNode, node: Node<'t>, seed: &Bindings<'t>) -> bool {
+        let mut stack = vec![node];
+        while let Some(n) = stack.pop() {
+            if self.matches(pattern, n, &mut seed.clone()) {
+                return true;
+            }
+            let mut cursor = n.walk();
+            stack.extend(n.named_children(&mut cursor));
+        }
+        false
+    }
+
     /// Whether `node` matches `pattern`, extending `bindings` on success (and leaving them as
     /// they were on failure).
     pub fn matches<'t>(
