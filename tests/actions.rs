@@ -196,3 +196,21 @@ fn a_decorator_is_inside_the_function_it_decorates() {
         "class Block:\n    def forward(self, x):\n        return x\n\n    @torch.compile(mode=\"max\")\n    def other(self, x):\n        return x\n"
     );
 }
+
+#[test]
+fn a_decorator_over_a_def_is_a_decorated_definition_pattern() {
+    // `@dec` over `def` must match the decorated definition as a whole: it used to compile to
+    // the decorator alone, silently dropping the def (and its metavariables).
+    let source = "class C:\n    def f(\n        self,\n    ):\n        return x\n";
+    let rule = "id: r\nmatch: \"def f($$$P): $$$B\"\nnot_inside: \"@torch.no_grad()\\ndef f($$$Q): $$$C\"\naction:\n  replace: |-\n    @torch.no_grad()\n    def f($$$P):\n        $$$B\nexpect: 1\n";
+    let once = patched(rule, source);
+    assert_eq!(
+        once,
+        "class C:\n    @torch.no_grad()\n    def f(\n        self,\n    ):\n        return x\n"
+    );
+    assert_eq!(
+        patched(rule, &once),
+        once,
+        "the guard recognises the decorated def"
+    );
+}

@@ -109,11 +109,19 @@ const MAX_PATTERN_DEPTH: usize = 200;
 impl Pattern {
     /// Compiles an expression or statement pattern.
     pub fn compile(source: &str) -> Result<Pattern, PatternError> {
-        if source.trim_start().starts_with('@') {
-            return Self::compile_decorator(source);
-        }
         let encoded = encode_pattern(source)?;
         let tree = python::parse(&encoded.text);
+        // `@dec` alone is a decorator pattern; `@dec` over a `def` is a decorated definition,
+        // which must match as a whole (not silently as its decorator).
+        let decorated_definition = || {
+            let root = tree.root_node();
+            !root.has_error()
+                && matches!(python::significant_children(root).as_slice(),
+                    [one] if one.kind() == "decorated_definition")
+        };
+        if source.trim_start().starts_with('@') && !decorated_definition() {
+            return Self::compile_decorator(source);
+        }
         check_syntax(&encoded, &encoded.text, tree.root_node(), "")?;
         let statements = python::significant_children(tree.root_node());
         let statement = match statements.as_slice() {
