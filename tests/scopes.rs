@@ -171,3 +171,31 @@ fn where_refuses_unbound_names_and_unknown_kinds() {
         loaded
     );
 }
+
+#[test]
+fn expect_per_class_keeps_drift_detection_for_each_class() {
+    let rule = |count: &str| {
+        format!(
+            "id: r\ninside:\n  class: {{has: \"nn.ModuleList($$$A)\"}}\n  function: forward\nmatch: \"x = layer($$$A)\"\naction: {{remove_kwargs: [mask]}}\nexpect: {{per: class, {count}}}\n"
+        )
+    };
+    // AModel and BModel each hold one such call.
+    let out = patch(&rules(&rule("count: 1")), &versions(&[]), "m.py", MODELS)
+        .unwrap_or_else(|e| panic!("{}", render(&e)));
+    assert_eq!(out.output.matches("layer(x)").count(), 2, "{}", out.output);
+    // A class whose call is gone drifts, named, though the file still has a match elsewhere.
+    let drifted = MODELS.replacen(
+        "            x = layer(x, mask=None)\n        return x\n\n\nclass BModel",
+        "            x = x\n        return x\n\n\nclass BModel",
+        1,
+    );
+    let err = patch(&rules(&rule("count: 1")), &versions(&[]), "m.py", &drifted).unwrap_err();
+    let text = render(&err);
+    assert!(text.contains("exactly 1 per class"), "{text}");
+    assert!(text.contains("`AModel` has 0 match(es)"), "{text}");
+    let loaded = load_yaml("r.yaml", &rule("count: 1")).unwrap();
+    let with_comments: Vec<_> = loaded.iter().map(|r| (r.clone(), String::new())).collect();
+    let dsl = write::to_dsl(&with_comments);
+    assert!(dsl.contains("expect per class"), "{dsl}");
+    assert_eq!(load_dsl("r.graft", &dsl).unwrap(), loaded);
+}

@@ -12,6 +12,7 @@ use super::find::Found;
 use crate::actions::ActionFailure;
 use crate::compile::CompiledRule;
 use crate::python::definition_name;
+use crate::rules::model::Expect;
 use crate::source::{SourceFile, span};
 
 /// A description of where a rule looks, for drift reports.
@@ -121,6 +122,31 @@ pub(crate) fn drift(
         src: file.named_source(),
         labels,
         scope,
+    }
+}
+
+/// `rule` found `found` matches in the class or function `def`, where its `expect` counts per
+/// scope: a drift error pointing at that scope's header.
+pub(crate) fn drift_in_scope(
+    rule: &CompiledRule,
+    file: &SourceFile,
+    def: Node<'_>,
+    found: u64,
+    expect: Expect,
+) -> PatchError {
+    let header = def
+        .child_by_field_name("name")
+        .map_or(def.byte_range(), |n| def.start_byte()..n.end_byte());
+    let name = definition_name(def, file.text()).unwrap_or("?");
+    let label = format!("`{name}` has {found} match(es)");
+    PatchError::Drift {
+        rule: rule.id().to_string(),
+        path: file.name().to_string(),
+        expected: expect.to_string(),
+        found,
+        src: file.named_source(),
+        labels: vec![LabeledSpan::new_with_span(Some(label), span(header))],
+        scope: describe_scope(rule),
     }
 }
 

@@ -10,7 +10,7 @@ use crate::compile::{CompiledRule, ScopePatterns};
 use crate::pattern::Pattern;
 use crate::pattern::matcher::{Bindings, Matcher};
 use crate::python::definition_name;
-use crate::rules::model::ScopeFilter;
+use crate::rules::model::{Per, ScopeFilter};
 
 /// Why a candidate is outside a rule's scope.
 #[derive(Debug, Clone, PartialEq)]
@@ -200,4 +200,43 @@ pub fn unmet_predicate(
         return Some(format!("has `{}`", lacks.source.trim()));
     }
     None
+}
+
+/// The classes (or functions) a rule's `inside` selects in the tree, in document order: the
+/// scopes `expect: {per: ...}` counts in (every class or function, where `inside` names none).
+pub fn selected_scopes<'t>(
+    rule: &CompiledRule,
+    per: Per,
+    root: Node<'t>,
+    source: &str,
+    matcher: &Matcher<'_>,
+) -> Vec<Node<'t>> {
+    let (kind, filter, patterns) = match per {
+        Per::Class => (
+            "class_definition",
+            rule.rule.inside.class.as_ref(),
+            &rule.class_scope,
+        ),
+        Per::Function => (
+            "function_definition",
+            rule.rule.inside.function.as_ref(),
+            &rule.function_scope,
+        ),
+    };
+    let mut out = Vec::new();
+    let mut stack = vec![root];
+    while let Some(node) = stack.pop() {
+        let selected = node.kind() == kind
+            && filter.is_none_or(|f| {
+                definition_name(node, source).is_some_and(|name| f.matches_name(name))
+                    && unmet_predicate(node, f, patterns, source, matcher).is_none()
+            });
+        if selected {
+            out.push(node);
+        }
+        let mut cursor = node.walk();
+        let children: Vec<Node<'t>> = node.named_children(&mut cursor).collect();
+        stack.extend(children.into_iter().rev());
+    }
+    out
 }

@@ -1,16 +1,16 @@
 //! One planning step: the active rules of one phase and step find their matches on one tree,
 //! plan their edits, drop conflicting ones, and the edits are applied and checked together.
 
-use super::diagnose::{action_error, drift};
+use super::diagnose::{action_error, drift, drift_in_scope};
 use super::find::Found;
 use super::outcome::{Locator, MatchReport, RuleReport, RuleStatus};
 use super::parsed::Parsed;
-use super::{Engine, PatchError, repair, verify};
+use super::{Engine, PatchError, repair, scope, verify};
 use crate::actions::{self, ActionFailure, Signatures, Site};
 use crate::compile::{CompiledRule, RuleId};
 use crate::edit::{self, Edit, PlannedEdit};
-use crate::pattern::matcher::Bindings;
-use crate::rules::model::{Phase, Policy};
+use crate::pattern::matcher::{Bindings, Matcher};
+use crate::rules::model::{Expect, Phase, Policy};
 use crate::source::{SourceFile, span};
 
 /// What one step runs on.
@@ -123,10 +123,8 @@ impl Engine<'_> {
         let mut failed = false;
         if input.check_expect
             && let Some(expect) = rule.rule.expect
-            && !expect.admits(matches.len() as u64)
+            && let Some(miss) = missed_expect(rule, expect, matches, input, &file)
         {
-            let root = input.parsed.tree.root_node();
-            let miss = drift(rule, &file(), root, matches, &expect.to_string());
             match rule.rule.on_miss {
                 Policy::Error => plan.error = Some(miss),
                 Policy::Warn | Policy::Skip => plan.misses.push(miss),
@@ -222,6 +220,33 @@ fn plan_edits(
         edits.into_iter().map(Edit::to_crlf).collect()
     } else {
         edits
+    })
+}
+
+/// The drift error when `matches` miss `expect`: in the whole file, or in the first class or
+/// function that misses it when `expect` counts per scope.
+fn missed_expect(
+    rule: &CompiledRule,
+    expect: Expect,
+    matches: &[Found<'_>],
+    input: &StepInput<'_>,
+    file: &dyn Fn() -> SourceFile,
+) -> Option<PatchError> {
+    let root = input.parsed.tree.root_node();
+    let Some(per) = expect.per else {
+        let admitted = expect.admits(matches.len() as u64);
+        return (!admitted).then(|| drift(rule, &file(), root, matches, &expect.to_string()));
+    };
+    let matcher = Matcher::new(input.text);
+    let scopes = scope::selected_scopes(rule, per, root, input.text, &matcher);
+    scopes.into_iter().find_map(|def| {
+        let range = def.byte_range();
+        let inside: Vec<&Found<'_>> = matches
+            .iter()
+            .filter(|m| range.start <= m.node.start_byte() && m.node.end_byte() <= range.end)
+            .collect();
+        let count = inside.len() as u64;
+        (!expect.admits(count)).then(|| drift_in_scope(rule, &file(), def, count, expect))
     })
 }
 

@@ -306,6 +306,28 @@ pub struct Expect {
     pub min: u64,
     /// At most this many, if bounded.
     pub max: Option<u64>,
+    /// Count in each selected class or function rather than in the whole file, so a rule over
+    /// many classes keeps drift detection for each.
+    pub per: Option<Per>,
+}
+
+/// What `expect` counts in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Per {
+    /// Each class the rule's `inside.class` selects (every class, without one).
+    Class,
+    /// Each function the rule's `inside.function` selects (every function, without one).
+    Function,
+}
+
+impl Per {
+    /// The name used in rule files.
+    pub fn name(self) -> &'static str {
+        match self {
+            Per::Class => "class",
+            Per::Function => "function",
+        }
+    }
 }
 
 impl Expect {
@@ -321,6 +343,10 @@ impl fmt::Display for Expect {
             Some(max) if max == self.min => write!(f, "exactly {max}"),
             Some(max) => write!(f, "{} to {max}", self.min),
             None => write!(f, "at least {}", self.min),
+        }?;
+        match self.per {
+            Some(per) => write!(f, " per {}", per.name()),
+            None => Ok(()),
         }
     }
 }

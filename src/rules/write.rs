@@ -230,17 +230,23 @@ fn action_value(action: &Action) -> Value {
 }
 
 fn expect_value(e: Expect) -> Value {
+    let mut m = Mapping::new();
     match e.max {
-        Some(max) if max == e.min => max.into(),
+        Some(max) if max == e.min && e.per.is_none() => return max.into(),
+        Some(max) if max == e.min => {
+            m.insert("count".into(), max.into());
+        }
         max => {
-            let mut m = Mapping::new();
             m.insert("min".into(), e.min.into());
             if let Some(max) = max {
                 m.insert("max".into(), max.into());
             }
-            Value::Mapping(m)
         }
     }
+    if let Some(per) = e.per {
+        m.insert("per".into(), per.name().into());
+    }
+    Value::Mapping(m)
 }
 
 /// Canonical YAML: one document per rule, `---` between them, each rule's leading comments kept.

@@ -13,7 +13,7 @@ use super::Syntax;
 use super::action::{ArgReader, action_names, action_spec};
 use super::error::{RuleError, RuleErrorKind, did_you_mean};
 use super::model::{
-    Action, Expect, Origin, Phase, Policy, Requirement, Rule, Snippet, Spanned, When,
+    Action, Expect, Origin, Per, Phase, Policy, Requirement, Rule, Snippet, Spanned, When,
     normalize_package,
 };
 use super::spans::{Path, Seg, SpanIndex};
@@ -501,17 +501,43 @@ impl Cx<'_> {
                 Ok(Expect {
                     min: n,
                     max: Some(n),
+                    per: None,
                 })
             }
             Value::Mapping(map) => {
-                self.check_keys(path, map, &["min", "max"], "`expect`")?;
+                self.check_keys(path, map, &["min", "max", "count", "per"], "`expect`")?;
                 let bound = |key: &str| {
                     map.get(key)
                         .map(|v| self.count(&key_path(path, key), key, v))
                         .transpose()
                 };
-                let min = bound("min")?.unwrap_or(0);
-                let max = bound("max")?;
+                let count = bound("count")?;
+                if count.is_some() && (map.contains_key("min") || map.contains_key("max")) {
+                    return Err(self.invalid(
+                        path,
+                        "expect",
+                        "give `count`, or `min`/`max`, not both",
+                    ));
+                }
+                let min = count.or(bound("min")?).unwrap_or(0);
+                let max = count.or(bound("max")?);
+                let per = match map.get("per") {
+                    None => None,
+                    Some(v) => {
+                        let pp = key_path(path, "per");
+                        match self.string(&pp, "per", v)?.value.as_str() {
+                            "class" => Some(Per::Class),
+                            "function" => Some(Per::Function),
+                            other => {
+                                return Err(self.invalid(
+                                    &pp,
+                                    "per",
+                                    format!("`{other}` is not class or function"),
+                                ));
+                            }
+                        }
+                    }
+                };
                 if let Some(max) = max
                     && max < min
                 {
@@ -521,7 +547,7 @@ impl Cx<'_> {
                         format!("max {max} is below min {min}"),
                     ));
                 }
-                Ok(Expect { min, max })
+                Ok(Expect { min, max, per })
             }
             other => Err(self.wrong_type(path, "expect", "a count or {min, max}", other)),
         }
