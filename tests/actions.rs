@@ -214,3 +214,29 @@ fn a_decorator_over_a_def_is_a_decorated_definition_pattern() {
         "the guard recognises the decorated def"
     );
 }
+
+#[test]
+fn set_kwargs_puts_a_new_keyword_beside_another() {
+    let source = "y = f(x, a=1, b=2)\n";
+    let run = |value: &str| {
+        let rule = format!(
+            "id: r\nmatch: \"f($$$A)\"\naction: {{set_kwargs: {{c: {value}}}}}\nexpect: 1\n"
+        );
+        patched(&rule, source)
+    };
+    assert_eq!(run("\"3\""), "y = f(x, a=1, b=2, c=3)\n");
+    assert_eq!(run("{value: \"3\", after: a}"), "y = f(x, a=1, c=3, b=2)\n");
+    assert_eq!(
+        run("{value: \"3\", before: a}"),
+        "y = f(x, c=3, a=1, b=2)\n"
+    );
+    assert_eq!(
+        run("{value: \"3\", after: z}"),
+        "y = f(x, a=1, b=2, c=3)\n",
+        "absent anchor: last"
+    );
+    // An existing keyword keeps its place.
+    assert_eq!(run("{value: \"3\", after: b}").matches("c=3").count(), 1);
+    let both = "id: r\nmatch: \"f($$$A)\"\naction: {set_kwargs: {c: {value: \"3\", after: a, before: b}}}\n";
+    assert!(crate::util::rule_error(both).contains("not both"));
+}

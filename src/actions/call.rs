@@ -7,7 +7,7 @@ use crate::pattern::template::substitute;
 use crate::rules::action::{ActionSpec, Arg, ArgReader};
 use crate::rules::convert::is_identifier;
 use crate::rules::error::RuleError;
-use crate::rules::model::Snippet;
+use crate::rules::model::{Snippet, Spanned};
 
 /// `remove_kwargs: [name, ...]`: deletes those keyword arguments, leaving no dangling commas.
 #[derive(Debug)]
@@ -92,10 +92,43 @@ impl ActionSpec for SetKwargs {
                 let reason = format!("`{}` is not a keyword name", keyword.value);
                 return Err(value.invalid_under(args.key(), reason));
             }
-            out.push((keyword, value.text()?));
+            out.push((keyword, keyword_value(&value)?));
         }
         Ok(Arg::Fields(out))
     }
+}
+
+/// One `set_kwargs` value: an expression, or `{value: EXPR, before: KEYWORD}` (or `after:`)
+/// saying where a keyword the call lacks goes (where that keyword is absent too: last).
+fn keyword_value(value: &ArgReader<'_>) -> Result<Arg, RuleError> {
+    if !value.is_mapping() {
+        return value.text();
+    }
+    let within = "a `set_kwargs` value";
+    value.fields(
+        &["value", "before", "after"],
+        within,
+        "an expression or {value, before|after}",
+    )?;
+    let expression = value.require("value", within)?.text()?;
+    let mut fields = vec![(Spanned::new("value".into(), 0..0), expression)];
+    for side in ["before", "after"] {
+        if let Some(anchor) = value.field(side) {
+            if fields.len() > 1 {
+                return Err(anchor.invalid("give `before` or `after`, not both"));
+            }
+            let name = anchor.string()?;
+            if !is_identifier(&name.value) {
+                return Err(anchor.invalid(format!("`{}` is not a keyword name", name.value)));
+            }
+            fields.push((Spanned::new(side.into(), 0..0), anchor.text()?));
+        }
+    }
+    Ok(if fields.len() == 1 {
+        fields.swap_remove(0).1
+    } else {
+        Arg::Fields(fields)
+    })
 }
 
 impl ActionUnit for SetKwargs {
@@ -110,7 +143,13 @@ impl ActionUnit for SetKwargs {
         let pairs: Vec<String> = args
             .fields()
             .iter()
-            .map(|(k, v)| format!("{}={}", k.value, v.text()))
+            .map(|(k, v)| {
+                let (value, place) = placed(v);
+                match place {
+                    Some((side, anchor)) => format!("{}={value} ({side} {anchor})", k.value),
+                    None => format!("{}={value}", k.value),
+                }
+            })
             .collect();
         format!("set_kwargs {}", pairs.join(", "))
     }
@@ -126,8 +165,9 @@ impl ActionUnit for SetKwargs {
         };
         let list = ArgList::new(list, site.source);
         let mut items: Vec<Item> = (0..list.args.len()).map(|i| list.old(i)).collect();
-        for (name, template) in args.fields() {
-            let value = substitute(template.text(), site.bindings, site.source, "");
+        for (name, written) in args.fields() {
+            let (template, place) = placed(written);
+            let value = substitute(template, site.bindings, site.source, "");
             match (0..list.args.len()).find(|&i| list.keyword(i) == Some(name.value.as_str())) {
                 Some(i) => {
                     let node = list.args[i].node;
@@ -138,7 +178,16 @@ impl ActionUnit for SetKwargs {
                         text: format!("{head}{value}"),
                     };
                 }
-                None => items.push(Item::New(format!("{}={value}", name.value))),
+                None => {
+                    let new = Item::New(format!("{}={value}", name.value));
+                    let anchor = place.and_then(|(side, anchor)| {
+                        let at = items.iter().position(|item| {
+                            matches!(item, Item::Old { index, .. } if list.keyword(*index) == Some(anchor))
+                        })?;
+                        Some(if side == "before" { at } else { at + 1 })
+                    });
+                    items.insert(anchor.unwrap_or(items.len()), new);
+                }
             }
         }
         let edit = Edit {
@@ -146,5 +195,19 @@ impl ActionUnit for SetKwargs {
             text: list.render(&items),
         };
         Ok(site.changing(Some(edit)))
+    }
+}
+
+/// A `set_kwargs` value's expression and, where it says, the side and keyword it goes beside.
+fn placed(value: &Arg) -> (&str, Option<(&str, &str)>) {
+    match value.field("value") {
+        None => (value.text(), None),
+        Some(expression) => {
+            let place = value
+                .fields()
+                .get(1)
+                .map(|(side, anchor)| (side.value.as_str(), anchor.text()));
+            (expression.text(), place)
+        }
     }
 }
