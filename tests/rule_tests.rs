@@ -77,3 +77,25 @@ fn failing_and_updated_cases() {
     let mismatch = regraft(&["test", "--filter", "demo"], dir.path());
     insta::assert_snapshot!("snapshot_mismatch", text(&mismatch.stdout));
 }
+
+#[test]
+fn a_filter_that_selects_nothing_fails_and_rules_without_cases_are_listed() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::create_dir(dir.path().join("rules")).unwrap();
+    fs::write(dir.path().join("rules/demo.yaml"), RULE).unwrap();
+    fs::write(
+        dir.path().join("rules/bare.yaml"),
+        "id: bare\nmatch: \"f($X)\"\naction: {delete: true}\n",
+    )
+    .unwrap();
+    let none = regraft(&["test", "--filter", "nothing-like-this"], dir.path());
+    assert_eq!(none.status.code(), Some(2));
+    assert!(text(&none.stderr).contains("no rule id contains `nothing-like-this`"));
+    let bare = regraft(&["test", "--filter", "bare"], dir.path());
+    assert_eq!(bare.status.code(), Some(0), "{}", text(&bare.stderr));
+    assert!(
+        text(&bare.stdout).contains("NO TESTS bare"),
+        "{}",
+        text(&bare.stdout)
+    );
+}

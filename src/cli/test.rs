@@ -29,13 +29,30 @@ pub(super) fn run(args: TestArgs, colors: Colors) -> Result<u8, Error> {
         rules.extend(crate::rules::load_path(&path)?);
     }
     let (mut passed, mut failed) = (0, 0);
-    let selected = rules.iter().filter(|rule| {
-        args.filter
-            .as_ref()
-            .is_none_or(|f| rule.id.value.contains(f.as_str()))
-    });
+    let selected: Vec<_> = rules
+        .iter()
+        .filter(|rule| {
+            args.filter
+                .as_ref()
+                .is_none_or(|f| rule.id.value.contains(f.as_str()))
+        })
+        .collect();
+    if let Some(filter) = &args.filter
+        && selected.is_empty()
+    {
+        // A filter that selects nothing would otherwise pass with nothing tested.
+        let ids: Vec<&str> = rules.iter().map(|r| r.id.value.as_str()).collect();
+        return Err(Error::Usage(format!(
+            "no rule id contains `{filter}` (rules: {})",
+            ids.join(", ")
+        )));
+    }
     for rule in selected {
-        for result in crate::testing::run_rule(rule, &rules, args.update)? {
+        let results = crate::testing::run_rule(rule, &rules, args.update)?;
+        if results.is_empty() {
+            out(format!("NO TESTS {}", rule.id.value) + "\n")?;
+        }
+        for result in results {
             let name = format!("{} › {}", result.rule, result.case);
             let Some(failure) = &result.failure else {
                 passed += 1;
