@@ -80,13 +80,27 @@ impl Prefilter {
         }))
     }
 
-    /// The byte offsets in `text` of the anchors of `rules`, sorted (see [`Prefilter::anchors`]).
-    pub fn anchor_offsets(&self, text: &str, rules: &[usize]) -> Option<Vec<usize>> {
+    /// The byte offsets in `text` of the anchors of `rules`, sorted (see [`Prefilter::anchors`]);
+    /// `known` is the scan of `text` where one was made already.
+    pub fn anchor_offsets(
+        &self,
+        text: &str,
+        known: Option<&Hits>,
+        rules: &[usize],
+    ) -> Option<Vec<usize>> {
         if rules.iter().any(|&r| self.inside_matches[r].is_empty()) {
             return None;
         }
+        let scanned;
+        let hits = match known {
+            Some(hits) => hits,
+            None => {
+                scanned = self.scan(text);
+                &scanned
+            }
+        };
         let mut offsets: Vec<usize> = self
-            .anchors(&self.scan(text), rules)?
+            .anchors(hits, rules)?
             .into_iter()
             .flat_map(|a| a.offsets)
             .collect();
@@ -190,11 +204,11 @@ mod tests {
             ],
         );
         let text = "x = self.mlp(h)\ny = decoder_layer(x)\nz = self.norm(y)\n";
-        assert_eq!(p.anchor_offsets(text, &[0]), Some(vec![20]));
+        assert_eq!(p.anchor_offsets(text, None, &[0]), Some(vec![20]));
         // `mlp` occurs once, `self` twice.
-        assert_eq!(p.anchor_offsets(text, &[0, 1]), Some(vec![9, 20]));
+        assert_eq!(p.anchor_offsets(text, None, &[0, 1]), Some(vec![9, 20]));
         let text = "x = self.mlp(h)\ny = mlp(self)\nz = mlp(mlp)\n";
-        assert_eq!(p.anchor_offsets(text, &[1]), Some(vec![4, 24]));
-        assert_eq!(p.anchor_offsets(text, &[0, 2]), None);
+        assert_eq!(p.anchor_offsets(text, None, &[1]), Some(vec![4, 24]));
+        assert_eq!(p.anchor_offsets(text, None, &[0, 2]), None);
     }
 }

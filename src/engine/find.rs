@@ -11,6 +11,7 @@ use super::{Engine, scope};
 use crate::compile::{CompiledRule, RuleId};
 use crate::pattern::matcher::{Bindings, Capture, Matcher};
 use crate::pattern::query::ROOT_CAPTURE;
+use crate::prefilter::Hits;
 
 /// One match of a rule.
 pub(crate) struct Found<'t> {
@@ -24,13 +25,15 @@ pub(crate) struct Found<'t> {
 
 impl Engine<'_> {
     /// Every match of each of `active` (sorted), in document order.
+    /// `hits` is the literal scan of `text`, where the caller has one.
     pub(crate) fn find<'t>(
         &self,
         text: &str,
+        hits: Option<&Hits>,
         root: Node<'t>,
         active: &[RuleId],
     ) -> Vec<Vec<Found<'t>>> {
-        let candidates = self.candidates(text, root, active);
+        let candidates = self.candidates(text, hits, root, active);
         let matcher = Matcher::new(text);
         let cache = scope::ScopeCache::default();
         candidates
@@ -54,11 +57,12 @@ impl Engine<'_> {
     fn anchored_ranges(
         &self,
         text: &str,
+        hits: Option<&Hits>,
         root: Node<'_>,
         active: &[RuleId],
     ) -> Option<Vec<Range<usize>>> {
         let indexes: Vec<usize> = active.iter().map(|id| id.0).collect();
-        let offsets = self.rules.prefilter.anchor_offsets(text, &indexes)?;
+        let offsets = self.rules.prefilter.anchor_offsets(text, hits, &indexes)?;
         let mut ranges: Vec<Range<usize>> = Vec::new();
         for offset in offsets {
             if ranges.last().is_some_and(|r| r.contains(&offset)) {
@@ -80,11 +84,17 @@ impl Engine<'_> {
     /// runs over a few anchored statements (or everywhere, with the prefilter off), else one walk
     /// of the whole tree over node kinds. Both yield every node a rule's pattern could match;
     /// the exact matcher decides.
-    fn candidates<'t>(&self, text: &str, root: Node<'t>, active: &[RuleId]) -> Vec<Vec<Node<'t>>> {
+    fn candidates<'t>(
+        &self,
+        text: &str,
+        hits: Option<&Hits>,
+        root: Node<'t>,
+        active: &[RuleId],
+    ) -> Vec<Vec<Node<'t>>> {
         if !self.prefilter {
             return self.query_candidates(text, root, active, std::iter::once(0..text.len()));
         }
-        match self.anchored_ranges(text, root, active) {
+        match self.anchored_ranges(text, hits, root, active) {
             Some(ranges) => self.query_candidates(text, root, active, ranges),
             None => self.walk_candidates(root, active),
         }

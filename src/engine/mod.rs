@@ -165,18 +165,22 @@ impl<'r> Engine<'r> {
             // No rule looks at this file: it is not even parsed.
             return Ok(Survey::untouched(target.source, Vec::new()));
         }
-        if self.prefilter {
-            let hits = self.rules.prefilter.scan(target.source);
-            if !self.needs_parse(&schedule, target, &hits) {
+        // One literal scan serves the can-match test, the statement regions and the anchors
+        // of the first planning step.
+        let hits = self
+            .prefilter
+            .then(|| self.rules.prefilter.scan(target.source));
+        if let Some(hits) = &hits {
+            if !self.needs_parse(&schedule, target, hits) {
                 let reports = self.unmatched_reports(&schedule, target.source);
                 return Ok(Survey::untouched(target.source, reports));
             }
-            if let Some(survey) = self.survey_regions(&schedule, target, &hits) {
+            if let Some(survey) = self.survey_regions(&schedule, target, hits) {
                 return Ok(survey);
             }
         }
         let tree = parse_target(target)?;
-        Ok(self.survey_parsed(&schedule, target, Parsed::whole(tree)))
+        Ok(self.survey_parsed(&schedule, target, Parsed::whole(tree), hits.as_ref()))
     }
 
     /// Surveys a file from a parse of only the statements that could hold a match, where every
@@ -195,7 +199,7 @@ impl<'r> Engine<'r> {
             tree,
             regions: Some(regions),
         };
-        let survey = self.survey_parsed(schedule, target, parsed);
+        let survey = self.survey_parsed(schedule, target, parsed, Some(hits));
         (survey.errors.is_empty() && survey.misses.is_empty()).then_some(survey)
     }
 
@@ -221,14 +225,15 @@ impl<'r> Engine<'r> {
 
     /// Runs the rules on a parsed file, then checks that running them on their own output
     /// changes nothing.
-    fn survey_parsed(&self, schedule: &Schedule<'_>, target: Target<'_>, parsed: Parsed) -> Survey {
-        let (mut survey, output_tree) = self.run(
-            schedule,
-            target.path,
-            target.source.to_string(),
-            parsed,
-            true,
-        );
+    fn survey_parsed(
+        &self,
+        schedule: &Schedule<'_>,
+        target: Target<'_>,
+        parsed: Parsed,
+        hits: Option<&Hits>,
+    ) -> Survey {
+        let text = target.source.to_string();
+        let (mut survey, output_tree) = self.run(schedule, target.path, text, hits, parsed, true);
         if survey.output != target.source && survey.errors.is_empty() {
             verify::check_fixed_point(self, schedule, target.path, &mut survey, output_tree);
         }
@@ -284,6 +289,7 @@ impl<'r> Engine<'r> {
         schedule: &Schedule<'_>,
         path: &str,
         mut text: String,
+        mut hits: Option<&Hits>,
         mut parsed: Parsed,
         check_expect: bool,
     ) -> (Survey, Parsed) {
@@ -314,6 +320,7 @@ impl<'r> Engine<'r> {
                 let outcome = self.step(&StepInput {
                     path,
                     text: &text,
+                    hits,
                     parsed: &parsed,
                     phase: phase.phase,
                     active: &group,
@@ -326,6 +333,8 @@ impl<'r> Engine<'r> {
                 if let Some((next, next_parsed)) = outcome.next {
                     text = next;
                     parsed = next_parsed;
+                    // The scan was of the text as read.
+                    hits = None;
                 }
             }
         }

@@ -10,6 +10,7 @@ use crate::actions::{self, ActionFailure, Signatures, Site};
 use crate::compile::{CompiledRule, RuleId};
 use crate::edit::{self, Edit, PlannedEdit};
 use crate::pattern::matcher::{Bindings, Matcher};
+use crate::prefilter::Hits;
 use crate::rules::model::{Expect, Phase, Policy};
 use crate::source::{SourceFile, span};
 
@@ -19,6 +20,8 @@ pub(crate) struct StepInput<'a> {
     pub path: &'a str,
     /// The text the step plans on.
     pub text: &'a str,
+    /// Its literal scan, where one was made already (the file as read).
+    pub hits: Option<&'a Hits>,
     /// Its tree.
     pub parsed: &'a Parsed,
     /// The phase.
@@ -57,7 +60,7 @@ impl Engine<'_> {
     /// Runs one step.
     pub(crate) fn step(&self, input: &StepInput<'_>) -> StepOutcome {
         let root = input.parsed.tree.root_node();
-        let found = self.find(input.text, root, input.active);
+        let found = self.find(input.text, input.hits, root, input.active);
         let locator = Locator::new(input.text);
         let mut signatures = Signatures::new(self.signature_context);
         let mut out = StepOutcome::default();

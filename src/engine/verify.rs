@@ -65,7 +65,14 @@ pub(crate) fn check_fixed_point(
     output_tree: Parsed,
 ) {
     let again = engine
-        .run(schedule, path, survey.output.clone(), output_tree, false)
+        .run(
+            schedule,
+            path,
+            survey.output.clone(),
+            None,
+            output_tree,
+            false,
+        )
         .0;
     let Some(report) = again.rules.iter().find(|r| r.status == RuleStatus::Applied) else {
         return;
