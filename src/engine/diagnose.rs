@@ -9,10 +9,12 @@ use tree_sitter::Node;
 use super::PatchError;
 use super::error::Note;
 use super::find::Found;
+use super::scope::selected_scopes;
 use crate::actions::ActionFailure;
 use crate::compile::CompiledRule;
+use crate::pattern::matcher::Matcher;
 use crate::python::definition_name;
-use crate::rules::model::Expect;
+use crate::rules::model::{Expect, Per};
 use crate::source::{SourceFile, span};
 
 /// A description of where a rule looks, for drift reports.
@@ -150,40 +152,37 @@ pub(crate) fn drift_in_scope(
     }
 }
 
-/// The definition headers in `root` that a rule's `inside` selects (innermost scope asked for).
+/// The definition headers in `root` that a rule's `inside` selects (innermost scope asked for:
+/// its functions, within its classes where it names both).
 fn scope_nodes(rule: &CompiledRule, root: Node<'_>, text: &str) -> Vec<(Range<usize>, String)> {
     let inside = &rule.rule.inside;
-    let (kind, filter) = match (&inside.function, &inside.class) {
-        (Some(f), _) => ("function_definition", f),
-        (None, Some(c)) => ("class_definition", c),
+    let per = match (&inside.function, &inside.class) {
+        (Some(_), _) => Per::Function,
+        (None, Some(_)) => Per::Class,
         (None, None) => return Vec::new(),
     };
-    let mut out = Vec::new();
-    let mut stack = vec![root];
-    while let Some(node) = stack.pop() {
-        if node.kind() == kind
-            && definition_name(node, text).is_some_and(|n| filter.matches_name(n))
-        {
-            let in_class = inside.class.as_ref().is_none_or(|c| {
-                kind == "class_definition"
-                    || std::iter::successors(node.parent(), |n| n.parent()).any(|a| {
-                        a.kind() == "class_definition"
-                            && definition_name(a, text).is_some_and(|n| c.matches_name(n))
-                    })
-            });
-            if in_class {
-                let header_end = node
-                    .child_by_field_name("name")
-                    .map_or(node.end_byte(), |n| n.end_byte());
-                out.push((
-                    node.start_byte()..header_end,
-                    "searched in here".to_string(),
-                ));
-            }
-        }
-        let mut cursor = node.walk();
-        stack.extend(node.named_children(&mut cursor));
-    }
+    let matcher = Matcher::new(text);
+    let classes = match (per, &inside.class) {
+        (Per::Function, Some(_)) => Some(selected_scopes(rule, Per::Class, root, text, &matcher)),
+        _ => None,
+    };
+    let within = |n: &Node<'_>, outer: &Node<'_>| {
+        outer.start_byte() <= n.start_byte() && n.end_byte() <= outer.end_byte()
+    };
+    let mut out: Vec<(Range<usize>, String)> = selected_scopes(rule, per, root, text, &matcher)
+        .into_iter()
+        .filter(|n| {
+            classes
+                .as_ref()
+                .is_none_or(|cs| cs.iter().any(|c| within(n, c)))
+        })
+        .map(|n| {
+            let header_end = n
+                .child_by_field_name("name")
+                .map_or(n.end_byte(), |name| name.end_byte());
+            (n.start_byte()..header_end, "searched in here".to_string())
+        })
+        .collect();
     out.sort_by_key(|(r, _)| r.start);
     out
 }
