@@ -12,6 +12,7 @@ pub mod engine;
 pub mod error;
 pub mod lint;
 pub mod matrix;
+pub mod modules;
 pub mod pattern;
 pub mod prefilter;
 #[cfg(feature = "python")]

@@ -75,7 +75,7 @@ fn lint_rule(rule: &Rule) -> Vec<RuleError> {
             ));
         }
     }
-    if let (Some(header), Some(snippet)) = (&compiled.loop_pattern, &rule.inside.loop_header) {
+    for (header, snippet) in compiled.loop_patterns.iter().zip(&rule.inside.loop_header) {
         for name in &header.metavars {
             if !compiled.pattern.metavars.contains(name) {
                 let at = snippet

@@ -150,10 +150,11 @@ pub fn run(
     with: &VersionEnv,
 ) -> Result<Vec<Row>, Error> {
     let mut rows = Vec::new();
+    let modules = crate::modules::FsModules::default();
     for target in targets {
         let mut versions = with.clone();
         versions.insert(&target.package, target.version.clone());
-        let engine = Engine::new(rules, &versions, None);
+        let engine = Engine::new(rules, &versions, None).with_modules(&modules);
         let files = targets::collect(std::slice::from_ref(&target.dir))?;
         let outcomes: Vec<FileOutcome> = files
             .par_iter()

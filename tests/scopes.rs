@@ -38,7 +38,7 @@ class Helper:
         return x
 "#;
 
-const RULE: &str = "id: r\ninside:\n  class:\n    has: \"self.$L = nn.ModuleList($$$A)\"\n    lacks: \"self.gradient_checkpointing = $_\"\nmatch: \"x = layer($$$A)\"\naction: {remove_kwargs: [mask]}\nexpect: {min: 0}\n";
+const RULE: &str = "id: r\ninside:\n  class:\n    has: \"self.$L = nn.ModuleList($$$A)\"\n    lacks: \"self.gradient_checkpointing = $_\"\nmatch: \"x = layer($$$ARGS)\"\naction: {remove_kwargs: [mask]}\nexpect: {min: 0}\n";
 
 #[test]
 fn a_class_is_selected_by_what_it_holds_and_lacks() {
@@ -176,7 +176,7 @@ fn where_refuses_unbound_names_and_unknown_kinds() {
 fn expect_per_class_keeps_drift_detection_for_each_class() {
     let rule = |count: &str| {
         format!(
-            "id: r\ninside:\n  class: {{has: \"nn.ModuleList($$$A)\"}}\n  function: forward\nmatch: \"x = layer($$$A)\"\naction: {{remove_kwargs: [mask]}}\nexpect: {{per: class, {count}}}\n"
+            "id: r\ninside:\n  class: {{has: \"nn.ModuleList($$$A)\"}}\n  function: forward\nmatch: \"x = layer($$$ARGS)\"\naction: {{remove_kwargs: [mask]}}\nexpect: {{per: class, {count}}}\n"
         )
     };
     // AModel and BModel each hold one such call.

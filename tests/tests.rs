@@ -14,6 +14,7 @@ mod differential;
 mod dsl;
 mod explain;
 mod fuzz_regressions;
+mod generic;
 mod layers;
 mod lint;
 mod matrix;

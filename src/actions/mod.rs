@@ -8,6 +8,7 @@ mod call;
 mod function;
 mod positional;
 mod rename;
+mod resolve;
 pub mod signature;
 mod statement;
 
@@ -20,7 +21,7 @@ use crate::pattern::matcher::Bindings;
 use crate::python::significant_children;
 use crate::rules::action::{Action, ActionSpec, Arg};
 use crate::rules::model::Snippet;
-pub use signature::Signatures;
+pub use resolve::Signatures;
 
 /// What a match must be for an action to apply.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -52,6 +53,12 @@ pub trait ActionUnit: ActionSpec {
     /// text, unless the action says its texts are names.
     fn templates<'a>(&self, args: &'a Arg) -> Vec<&'a Snippet> {
         args.snippets()
+    }
+
+    /// Arguments that may name metavariables without being templates (a signature written
+    /// `$CLS.forward`): each metavariable they use must be bound, as a template's must.
+    fn metavar_args<'a>(&self, _args: &'a Arg) -> Vec<&'a Snippet> {
+        Vec::new()
     }
 
     /// One line for `explain`: what it does with these arguments.

@@ -32,9 +32,13 @@ impl ActionSpec for KwargsToPositional {
         )?;
         let signature = args.require("signature", within)?;
         let name = signature.string()?;
-        let valid = name.value.split('.').count() <= 2 && name.value.split('.').all(is_identifier);
+        // A part may be a metavariable (`$CLS.forward`): the class the match bound.
+        let part_ok = |p: &str| is_identifier(p.strip_prefix('$').unwrap_or(p));
+        let valid = name.value.split('.').count() <= 2 && name.value.split('.').all(part_ok);
         if !valid {
-            return Err(signature.invalid("write `Class.method` or `function`"));
+            return Err(signature.invalid(
+                "write `Class.method` or `function`, where a part may be a metavariable (`$CLS.forward`)",
+            ));
         }
         let mut fields = vec![(Spanned::new("signature".into(), 0..0), signature.text()?)];
         if let Some(keep) = args.field("keep_keyword") {
@@ -63,6 +67,12 @@ impl ActionUnit for KwargsToPositional {
         Vec::new()
     }
 
+    fn metavar_args<'a>(&self, args: &'a Arg) -> Vec<&'a Snippet> {
+        args.field("signature")
+            .map(Arg::snippets)
+            .unwrap_or_default()
+    }
+
     fn explain(&self, args: &Arg) -> String {
         let signature = args.field("signature").map_or("", Arg::text);
         format!("kwargs_to_positional, in the order of `{signature}`")
@@ -77,10 +87,21 @@ impl ActionUnit for KwargsToPositional {
         let Some(list) = site.call_arguments() else {
             return Ok(Vec::new());
         };
-        let name = args.field("signature").map_or("", Arg::text);
-        let sig = match signatures.get(site.root, site.source, name) {
+        // A call without keywords already has the wanted shape, whatever the callee: a generic
+        // rule must not fail on it for want of a signature.
+        let arglist = ArgList::new(list, site.source);
+        let has_keywords = arglist
+            .args
+            .iter()
+            .any(|a| matches!(a.kind, "keyword_argument" | "dictionary_splat"));
+        if !has_keywords {
+            return Ok(Vec::new());
+        }
+        let written = args.field("signature").map_or("", Arg::text);
+        let name = bound_name(written, site, list.byte_range())?;
+        let sig = match signatures.get(site.root, site.source, &name) {
             Ok(sig) => sig.clone(),
-            Err(e) => return Err(lookup_failure(e, name, list.byte_range())),
+            Err(e) => return Err(lookup_failure(e, &name, list.byte_range())),
         };
         let keep = args
             .field("keep_keyword")
@@ -88,10 +109,49 @@ impl ActionUnit for KwargsToPositional {
             .unwrap_or_default();
         let keep: Vec<&str> = keep.iter().map(|k| k.value.as_str()).collect();
         check_kept(&keep, &sig, list.byte_range())?;
-        let edit =
-            kwargs_to_positional(&ArgList::new(list, site.source), &sig, site.source, &keep)?;
+        let edit = kwargs_to_positional(&arglist, &sig, site.source, &keep)?;
         Ok(site.changing(edit))
     }
+}
+
+/// The signature's name with each metavariable replaced by the name it bound (`$CLS.forward`
+/// → `LlamaDecoderLayer.forward`); a binding that is not a plain name is refused.
+fn bound_name(
+    written: &str,
+    site: &Site<'_, '_>,
+    at: Range<usize>,
+) -> Result<String, ActionFailure> {
+    let mut parts = Vec::new();
+    for part in written.split('.') {
+        let Some(metavar) = part.strip_prefix('$') else {
+            parts.push(part.to_string());
+            continue;
+        };
+        let bound = site.bindings.get(metavar).map(|c| c.text(site.source));
+        match bound {
+            Some(name) if is_identifier(name) => parts.push(name.to_string()),
+            Some(other) => {
+                return Err(ActionFailure::at(
+                    at,
+                    "this call",
+                    format!(
+                        "`${metavar}` is bound to `{other}`, which is not a class or function name"
+                    ),
+                )
+                .help(format!(
+                    "the signature `{written}` needs a plain name there"
+                )));
+            }
+            None => {
+                return Err(ActionFailure::at(
+                    at,
+                    "this call",
+                    format!("`${metavar}` is bound to nothing at this match"),
+                ));
+            }
+        }
+    }
+    Ok(parts.join("."))
 }
 
 /// Refuses `keep_keyword` names the signature does not have: a misspelt name would silently
@@ -118,7 +178,16 @@ fn check_kept(keep: &[&str], sig: &Signature, at: Range<usize>) -> Result<(), Ac
 /// The refusal when the signature `name` cannot be found (or not told apart).
 fn lookup_failure(e: &LookupError, name: &str, at: Range<usize>) -> ActionFailure {
     let (reason, help) = match e {
-        LookupError::NotFound => (
+        LookupError::NotFound { searched } if !searched.is_empty() => {
+            let places: Vec<String> = searched.iter().map(|s| format!("  - {s}")).collect();
+            return ActionFailure::at(
+                at,
+                "this call",
+                format!("no definition of `{name}` was found"),
+            )
+            .help(format!("searched:\n{}", places.join("\n")));
+        }
+        LookupError::NotFound { .. } => (
             format!("no definition of `{name}` in this file"),
             "the signature must be defined in the file being patched (or, at run time, in the signature context); check `signature:`",
         ),

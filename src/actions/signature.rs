@@ -1,9 +1,8 @@
 //! Python function signatures, read from the syntax tree of the file being patched.
 
-use std::collections::HashMap;
 use std::ops::Range;
 
-use tree_sitter::{Node, Tree};
+use tree_sitter::Node;
 
 use crate::python::{definition_name, significant_children};
 
@@ -69,8 +68,11 @@ impl Signature {
 /// Why a signature could not be found.
 #[derive(Debug, Clone, PartialEq)]
 pub enum LookupError {
-    /// No definition of that name in the file.
-    NotFound,
+    /// No definition of that name; `searched` says, place by place, where it was looked for.
+    NotFound {
+        /// Each place searched and what was (not) there.
+        searched: Vec<String>,
+    },
     /// The class exists but does not itself define the method (it may inherit it).
     NoMethod,
     /// Several different definitions of that name.
@@ -119,7 +121,9 @@ pub fn find_signature(root: Node<'_>, source: &str, name: &str) -> Result<Signat
     found.dedup_by(|a, b| a.params == b.params);
     match found.len() {
         0 if class_seen => Err(LookupError::NoMethod),
-        0 => Err(LookupError::NotFound),
+        0 => Err(LookupError::NotFound {
+            searched: Vec::new(),
+        }),
         1 => Ok(found.remove(0)),
         n => Err(LookupError::Ambiguous(n)),
     }
@@ -285,49 +289,6 @@ fn is_constant(node: Node<'_>, source: &str) -> bool {
     }
 }
 
-/// Signatures already looked up in one file, and the context searched for those it lacks.
-#[derive(Debug)]
-pub struct Signatures<'c> {
-    cache: HashMap<String, Result<Signature, LookupError>>,
-    context: Option<&'c str>,
-    /// The context's tree, parsed the first time the file lacks a signature.
-    context_tree: Option<Tree>,
-}
-
-impl<'c> Signatures<'c> {
-    /// A cache for one file; `context` is searched for names the file does not define.
-    pub fn new(context: Option<&'c str>) -> Self {
-        Self {
-            cache: HashMap::new(),
-            context,
-            context_tree: None,
-        }
-    }
-
-    /// The signature `name` names, in the file (`root`, `source`) or else in the context.
-    pub fn get(
-        &mut self,
-        root: Node<'_>,
-        source: &str,
-        name: &str,
-    ) -> &Result<Signature, LookupError> {
-        if !self.cache.contains_key(name) {
-            let mut found = find_signature(root, source, name);
-            if found == Err(LookupError::NotFound)
-                && let Some(context) = self.context
-            {
-                let tree = self
-                    .context_tree
-                    .get_or_insert_with(|| crate::python::parse(context));
-                found = find_signature(tree.root_node(), context, name)
-                    .map(|sig| Signature { range: None, ..sig });
-            }
-            self.cache.insert(name.to_string(), found);
-        }
-        &self.cache[name]
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -364,7 +325,10 @@ mod tests {
         let tree = parse(src);
         let root = tree.root_node();
         assert_eq!(find_signature(root, src, "A.f"), Err(LookupError::NoMethod));
-        assert_eq!(find_signature(root, src, "B.f"), Err(LookupError::NotFound));
+        assert!(matches!(
+            find_signature(root, src, "B.f"),
+            Err(LookupError::NotFound { .. })
+        ));
         let g = find_signature(root, src, "g").unwrap();
         assert_eq!(g.params[1].kind, ParamKind::KeywordOnly);
     }

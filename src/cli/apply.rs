@@ -65,7 +65,8 @@ struct Plan {
 pub(super) fn run(args: ApplyArgs, colors: Colors) -> Result<u8, Error> {
     let rules = load_rules(&args.rules.rules)?;
     let versions = args.rules.versions()?;
-    let engine = Engine::new(&rules, &versions, args.rules.phase);
+    let modules = args.rules.modules();
+    let engine = Engine::new(&rules, &versions, args.rules.phase).with_modules(&modules);
     engine.check_versions_known()?;
     let plan = plan(&args)?;
     let outcomes = patch_all(&engine, &versions, &plan, &args);

@@ -38,7 +38,8 @@ pub(super) fn run(args: ExplainArgs, colors: Colors) -> Result<u8, Error> {
         }
         None => None,
     };
-    let engine = Engine::new(&rules, &versions, None);
+    let modules = crate::modules::FsModules::default();
+    let engine = Engine::new(&rules, &versions, None).with_modules(&modules);
     let mut text = String::new();
     for (i, rule) in rules.rules.iter().enumerate() {
         if i > 0 {

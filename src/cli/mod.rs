@@ -146,6 +146,11 @@ impl RuleArgs {
         }
         Ok(env)
     }
+
+    /// Where a target's imports are followed: beside it, above it, and in `--site-packages`.
+    fn modules(&self) -> crate::modules::FsModules {
+        crate::modules::FsModules::new(self.site_packages.iter().cloned().collect())
+    }
 }
 
 /// The rule paths given with `-r`, or `./rules`.

@@ -34,8 +34,8 @@ pub struct CompiledRule {
     pub rule: Rule,
     /// Its `match` pattern.
     pub pattern: Pattern,
-    /// Its `inside.loop` header, if any.
-    pub loop_pattern: Option<LoopPattern>,
+    /// Its `inside.loop` headers, tried in order (none: no loop asked for).
+    pub loop_patterns: Vec<LoopPattern>,
     /// Its `files` globs; `None` selects every file.
     pub files: Option<GlobSet>,
     /// The tree-sitter query that finds candidates for `pattern`.
@@ -120,8 +120,15 @@ impl CompiledRule {
     pub fn literals(&self) -> Vec<String> {
         use crate::rules::model::NameFilter;
         let mut out = self.pattern.literals.clone();
-        if let Some(l) = &self.loop_pattern {
-            out.extend(l.literals.iter().cloned());
+        // Only what every loop alternative holds is sure to be in the file.
+        if let Some((first, rest)) = self.loop_patterns.split_first() {
+            out.extend(
+                first
+                    .literals
+                    .iter()
+                    .filter(|l| rest.iter().all(|r| r.literals.contains(l)))
+                    .cloned(),
+            );
         }
         // A scope that must hold a pattern's match puts its literals in the file.
         for has in [&self.class_scope.has, &self.function_scope.has]
@@ -168,7 +175,7 @@ impl CompiledRule {
         let local = holds_no_block
             && inside.class.is_none()
             && inside.function.is_none()
-            && inside.loop_header.is_none()
+            && inside.loop_header.is_empty()
             && self.not_inside.is_none()
             && self.when_has.is_none()
             && self.when_lacks.is_none()

@@ -31,14 +31,14 @@ pub(super) fn pattern_error(
 pub(super) fn compile_rule(rule: Rule) -> Result<CompiledRule, RuleError> {
     let pattern = Pattern::compile(&rule.pattern.text)
         .map_err(|e| pattern_error(&rule, &rule.pattern, "`match`", e))?;
-    let loop_pattern = rule
+    let loop_patterns = rule
         .inside
         .loop_header
-        .as_ref()
+        .iter()
         .map(|s| {
             LoopPattern::compile(&s.text).map_err(|e| pattern_error(&rule, s, "`inside.loop`", e))
         })
-        .transpose()?;
+        .collect::<Result<Vec<_>, _>>()?;
     let needs = actions::unit(&rule.action).facts().needs;
     if needs == Needs::Function && pattern.root.kind() != Some("function_definition") {
         return Err(wrong_target(&rule, Needs::Function));
@@ -58,13 +58,23 @@ pub(super) fn compile_rule(rule: Rule) -> Result<CompiledRule, RuleError> {
     if needs == Needs::Call && !pattern.has_call() {
         return Err(wrong_target(&rule, Needs::Call));
     }
+    // What the match can use: its own metavariables, the loop header's, and those the scope
+    // predicates bind (`has`; `lacks` binds nothing, being an absence).
     let bound: Vec<&str> = pattern
         .metavars
         .iter()
-        .chain(loop_pattern.iter().flat_map(|l| l.metavars.iter()))
+        .chain(loop_patterns.iter().flat_map(|l| l.metavars.iter()))
+        .chain(class_scope.has.iter().flat_map(|p| p.metavars.iter()))
+        .chain(function_scope.has.iter().flat_map(|p| p.metavars.iter()))
         .map(String::as_str)
         .collect();
-    for template in actions::unit(&rule.action).templates(&rule.action.args) {
+    let unit = actions::unit(&rule.action);
+    let args = &rule.action.args;
+    for template in unit
+        .templates(args)
+        .into_iter()
+        .chain(unit.metavar_args(args))
+    {
         check_template(&rule, template, &bound)?;
     }
     let constraints = compile_constraints(&rule, &bound)?;
@@ -80,7 +90,7 @@ pub(super) fn compile_rule(rule: Rule) -> Result<CompiledRule, RuleError> {
     let mut compiled = CompiledRule {
         rule,
         pattern,
-        loop_pattern,
+        loop_patterns,
         files,
         query_source,
         unless,

@@ -27,8 +27,13 @@ pub fn describe_scope(rule: &CompiledRule) -> String {
     if let Some(f) = &inside.function {
         parts.push(format!("function {f}"));
     }
-    if let Some(l) = &rule.loop_pattern {
-        parts.push(format!("loop `{}`", l.source.trim()));
+    if !rule.loop_patterns.is_empty() {
+        let headers: Vec<String> = rule
+            .loop_patterns
+            .iter()
+            .map(|l| format!("`{}`", l.source.trim()))
+            .collect();
+        parts.push(format!("loop {}", headers.join(" or ")));
     }
     let scope = if parts.is_empty() {
         "the whole file".to_string()

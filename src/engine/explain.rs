@@ -254,44 +254,52 @@ fn definition_reason(
     }
 }
 
-/// Why `node` is not in the body of a loop whose header fits the rule's `inside.loop`.
+/// Why `node` is not in the body of a loop whose header fits the rule's `inside.loop` (the
+/// first alternative's reason, where none fits).
 fn loop_reason(
     rule: &CompiledRule,
     node: Node<'_>,
     matcher: &Matcher<'_>,
 ) -> (Range<usize>, u32, String) {
-    let Some(pattern) = &rule.loop_pattern else {
+    let Some(first) = rule.loop_patterns.first() else {
         return (node.byte_range(), 2000, "out of scope".into());
     };
-    let wanted = pattern.source.trim();
+    let wanted: Vec<String> = rule
+        .loop_patterns
+        .iter()
+        .map(|p| format!("`{}`", p.source.trim()))
+        .collect();
+    let wanted = wanted.join(" or ");
     let Some(for_node) =
         std::iter::successors(node.parent(), |n| n.parent()).find(|n| n.kind() == "for_statement")
     else {
         return (
             node.byte_range(),
             2000,
-            format!("not inside a loop `{wanted}`"),
+            format!("not inside a loop {wanted}"),
         );
     };
-    let mut bindings = Bindings::default();
-    let parts = [
-        (&pattern.left, for_node.child_by_field_name("left")),
-        (&pattern.right, for_node.child_by_field_name("right")),
-    ];
-    for (p, n) in parts {
-        if let Some(n) = n
-            && let Some(m) = matcher.why_not(p, n, &mut bindings)
-        {
-            return (
-                m.at,
-                2000 + m.depth,
-                format!("the enclosing loop does not fit `{wanted}`: {}", m.reason),
-            );
-        }
+    let mismatch = |pattern: &crate::pattern::LoopPattern| {
+        let mut bindings = Bindings::default();
+        let parts = [
+            (&pattern.left, for_node.child_by_field_name("left")),
+            (&pattern.right, for_node.child_by_field_name("right")),
+        ];
+        parts
+            .into_iter()
+            .find_map(|(p, n)| matcher.why_not(p, n?, &mut bindings))
+    };
+    if rule.loop_patterns.iter().any(|p| mismatch(p).is_none()) {
+        return (
+            node.byte_range(),
+            2000,
+            format!("not in the body of a loop {wanted}"),
+        );
     }
+    let m = mismatch(first).expect("no alternative fits");
     (
-        node.byte_range(),
-        2000,
-        format!("not in the body of a loop `{wanted}`"),
+        m.at,
+        2000 + m.depth,
+        format!("the enclosing loop does not fit {wanted}: {}", m.reason),
     )
 }

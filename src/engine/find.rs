@@ -172,7 +172,7 @@ fn match_at<'t>(
     node: Node<'t>,
     text: &str,
     matcher: &Matcher<'_>,
-    cache: &scope::ScopeCache,
+    cache: &scope::ScopeCache<'t>,
 ) -> Option<Found<'t>> {
     // The pattern alone first: cheap, and most candidates of a whole-tree walk fail it; scopes
     // (and the bindings they seed) only for the rest.
@@ -182,8 +182,8 @@ fn match_at<'t>(
         return None;
     }
     let seeds = scope::scope_bindings(rule, root, node, text, matcher, cache).ok()?;
-    if matched && rule.loop_pattern.is_none() {
-        // No loop seeds the bindings: the pattern's alone are the match's.
+    if matched && seeds.len() == 1 && seeds[0].is_empty() {
+        // No scope seeds the bindings: the pattern's alone are the match's.
         if !constraints_hold(rule, &alone, text, matcher) {
             return None;
         }

@@ -53,6 +53,8 @@ pub struct Engine<'r> {
     all_files: bool,
     /// Source searched for `kwargs_to_positional` signatures the target lacks.
     signature_context: Option<&'r str>,
+    /// Finds the modules a target imports, for signatures it does not define.
+    modules: Option<&'r dyn crate::modules::ModuleSource>,
 }
 
 impl<'r> Engine<'r> {
@@ -69,6 +71,7 @@ impl<'r> Engine<'r> {
             prefilter: true,
             all_files: false,
             signature_context: None,
+            modules: None,
         }
     }
 
@@ -83,6 +86,13 @@ impl<'r> Engine<'r> {
     /// them: a class patched at run time calls layers defined elsewhere in its module.
     pub fn with_signature_context(mut self, context: &'r str) -> Self {
         self.signature_context = Some(context);
+        self
+    }
+
+    /// Follows a target's imports (and its classes' bases) through `modules` to find the
+    /// `kwargs_to_positional` signatures it does not define.
+    pub fn with_modules(mut self, modules: &'r dyn crate::modules::ModuleSource) -> Self {
+        self.modules = Some(modules);
         self
     }
 

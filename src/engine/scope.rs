@@ -2,12 +2,12 @@
 //! the loop header binds.
 
 use std::cell::RefCell;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
+use std::rc::Rc;
 
 use tree_sitter::Node;
 
 use crate::compile::{CompiledRule, ScopePatterns};
-use crate::pattern::Pattern;
 use crate::pattern::matcher::{Bindings, Matcher};
 use crate::python::definition_name;
 use crate::rules::model::{Per, ScopeFilter};
@@ -54,51 +54,87 @@ pub fn ancestors<'t>(root: Node<'t>, node: Node<'t>) -> Vec<Node<'t>> {
     out
 }
 
-/// The bindings each admissible enclosing loop provides (one empty set where the rule has
-/// no loop), innermost first; or why the candidate is out of scope.
+/// The bindings the candidate's scopes provide — what the selected class's and function's
+/// predicates bound, then each admissible enclosing loop's header — innermost loop first (one
+/// empty set where the rule asks for no scope); or why the candidate is out of scope.
 pub fn scope_bindings<'t>(
     rule: &CompiledRule,
     root: Node<'t>,
     node: Node<'t>,
     source: &str,
     matcher: &Matcher<'_>,
-    cache: &ScopeCache,
+    cache: &ScopeCache<'t>,
 ) -> Result<Vec<Bindings<'t>>, ScopeMiss> {
     let inside = &rule.rule.inside;
-    if inside.class.is_none() && inside.function.is_none() && rule.loop_pattern.is_none() {
+    if inside.class.is_none() && inside.function.is_none() && rule.loop_patterns.is_empty() {
         return Ok(vec![Bindings::default()]);
     }
     let ancestors = ancestors(root, node);
-    let selected = |n: &Node<'t>, kind: &str, filter: &ScopeFilter, patterns: &ScopePatterns| {
-        definition(*n).is_some_and(|d| {
-            d.kind() == kind
-                && definition_name(d, source).is_some_and(|name| filter.matches_name(name))
-                && cache.meets(d, filter, || {
-                    unmet_predicate(d, filter, patterns, source, matcher).is_none()
-                })
-        })
-    };
     // Index (into `ancestors`, innermost first) of the outermost scope a loop must lie within.
     let mut limit = ancestors.len();
+    let mut seeds: Rc<Vec<Bindings<'t>>> = Rc::new(vec![Bindings::default()]);
+    // The innermost scope of `kind` within `limit` whose name and predicates hold, and the
+    // bindings they give; each outer seed is tried, so a metavariable bound by the class must
+    // agree with what the function's predicates bind.
+    let select = |kind: &str,
+                  filter: &ScopeFilter,
+                  patterns: &ScopePatterns,
+                  limit: usize,
+                  seeds: &[Bindings<'t>]| {
+        ancestors[..limit].iter().enumerate().find_map(|(at, n)| {
+            let d = definition(*n).filter(|d| d.kind() == kind)?;
+            if !definition_name(d, source).is_some_and(|name| filter.matches_name(name)) {
+                return None;
+            }
+            let mut out = Vec::new();
+            for (k, seed) in seeds.iter().enumerate() {
+                let key = (d.id(), std::ptr::from_ref(filter) as usize, k);
+                let given = cache.seeds(key, || {
+                    scope_seeds(d, filter, patterns, source, matcher, seed).unwrap_or_default()
+                });
+                out.extend(given.iter().cloned());
+            }
+            (!out.is_empty()).then(|| (at, Rc::new(out)))
+        })
+    };
     if let Some(class) = &inside.class {
-        let at = ancestors
-            .iter()
-            .position(|n| selected(n, "class_definition", class, &rule.class_scope))
+        let (at, given) = select("class_definition", class, &rule.class_scope, limit, &seeds)
             .ok_or(ScopeMiss::Class)?;
-        limit = at;
+        (limit, seeds) = (at, given);
     }
     if let Some(function) = &inside.function {
-        let at = ancestors[..limit]
-            .iter()
-            .position(|n| selected(n, "function_definition", function, &rule.function_scope))
-            .ok_or(ScopeMiss::Function)?;
-        limit = at;
+        let (at, given) = select(
+            "function_definition",
+            function,
+            &rule.function_scope,
+            limit,
+            &seeds,
+        )
+        .ok_or(ScopeMiss::Function)?;
+        (limit, seeds) = (at, given);
     }
-    let Some(header) = &rule.loop_pattern else {
-        return Ok(vec![Bindings::default()]);
-    };
-    let mut seeds = Vec::new();
-    for ancestor in &ancestors[..limit] {
+    if rule.loop_patterns.is_empty() {
+        return Ok(Rc::unwrap_or_clone(seeds));
+    }
+    let out = loop_seeds(rule, &ancestors[..limit], node, &seeds, matcher);
+    if out.is_empty() {
+        Err(ScopeMiss::Loop)
+    } else {
+        Ok(out)
+    }
+}
+
+/// Each seed extended by the header of an enclosing loop (among `ancestors`) whose body holds
+/// `node`: the first of the rule's header alternatives that fits binds.
+fn loop_seeds<'t>(
+    rule: &CompiledRule,
+    ancestors: &[Node<'t>],
+    node: Node<'t>,
+    seeds: &[Bindings<'t>],
+    matcher: &Matcher<'_>,
+) -> Vec<Bindings<'t>> {
+    let mut out = Vec::new();
+    for ancestor in ancestors {
         if ancestor.kind() != "for_statement" {
             continue;
         }
@@ -115,38 +151,46 @@ pub fn scope_bindings<'t>(
         ) else {
             continue;
         };
-        let mut bindings = Bindings::default();
-        if matcher.matches(&header.left, left, &mut bindings)
-            && matcher.matches(&header.right, right, &mut bindings)
-        {
-            seeds.push(bindings);
+        for seed in seeds.iter() {
+            // The first header alternative that fits this loop binds.
+            let fitting = rule.loop_patterns.iter().find_map(|header| {
+                let mut bindings = seed.clone();
+                (matcher.matches(&header.left, left, &mut bindings)
+                    && matcher.matches(&header.right, right, &mut bindings))
+                .then_some(bindings)
+            });
+            out.extend(fitting);
         }
     }
-    if seeds.is_empty() {
-        Err(ScopeMiss::Loop)
-    } else {
-        Ok(seeds)
-    }
+    out
 }
 
-/// Which definitions met which scope predicates, for one file: every candidate inside a class
+/// At most this many binding sets one scope predicate hands on: a `has` with metavariables
+/// over a large class must not multiply every candidate's work without bound.
+const MAX_SEEDS: usize = 64;
+
+/// A definition, the scope filter asked of it, and which outer binding set it was asked with.
+type SeedKey = (usize, usize, usize);
+
+/// What the scope predicates of one file's definitions bound: every candidate inside a class
 /// asks about the same class, and a predicate walks the class's whole body.
 #[derive(Debug, Default)]
-pub struct ScopeCache(RefCell<HashMap<(usize, usize), bool>>);
+pub struct ScopeCache<'t>(RefCell<HashMap<SeedKey, Rc<Vec<Bindings<'t>>>>>);
 
-impl ScopeCache {
-    /// Whether `def` meets `filter`'s predicates, computed by `check` the first time asked.
-    fn meets(&self, def: Node<'_>, filter: &ScopeFilter, check: impl FnOnce() -> bool) -> bool {
-        if !filter.has_predicates() {
-            return true;
+impl<'t> ScopeCache<'t> {
+    /// The binding sets for `key`, computed by `compute` the first time asked (none: the
+    /// definition does not meet the predicates).
+    fn seeds(
+        &self,
+        key: SeedKey,
+        compute: impl FnOnce() -> Vec<Bindings<'t>>,
+    ) -> Rc<Vec<Bindings<'t>>> {
+        if let Some(known) = self.0.borrow().get(&key) {
+            return known.clone();
         }
-        let key = (def.id(), std::ptr::from_ref(filter) as usize);
-        if let Some(&known) = self.0.borrow().get(&key) {
-            return known;
-        }
-        let met = check();
-        self.0.borrow_mut().insert(key, met);
-        met
+        let seeds = Rc::new(compute());
+        self.0.borrow_mut().insert(key, seeds.clone());
+        seeds
     }
 }
 
@@ -169,6 +213,20 @@ pub fn unmet_predicate(
     source: &str,
     matcher: &Matcher<'_>,
 ) -> Option<String> {
+    scope_seeds(def, filter, patterns, source, matcher, &Bindings::default()).err()
+}
+
+/// What `filter`'s predicates bind in the class or function `def`, each set extending `seed`:
+/// one set per distinct match of `has` (`seed` itself without one), less those for which
+/// `lacks` occurs. `Err` says, in words, the first predicate `def` does not meet.
+pub fn scope_seeds<'t>(
+    def: Node<'t>,
+    filter: &ScopeFilter,
+    patterns: &ScopePatterns,
+    source: &str,
+    matcher: &Matcher<'_>,
+    seed: &Bindings<'t>,
+) -> Result<Vec<Bindings<'t>>, String> {
     if let Some(base) = &filter.extends {
         let bases = def.child_by_field_name("superclasses");
         let written = |n: Node<'_>| -> String {
@@ -184,22 +242,31 @@ pub fn unmet_predicate(
             written_bases.contains(&base.value)
         });
         if !extends {
-            return Some(format!("does not extend `{}`", base.value));
+            return Err(format!("does not extend `{}`", base.value));
         }
     }
-    let holds = |pattern: &Pattern| matcher.occurs_in(&pattern.root, def, &Bindings::default());
-
-    if let Some(has) = &patterns.has
-        && !holds(has)
-    {
-        return Some(format!("lacks `{}`", has.source.trim()));
+    let mut seeds = match &patterns.has {
+        Some(has) => {
+            let found = matcher.occurrences(&has.root, def, seed, MAX_SEEDS);
+            if found.is_empty() {
+                return Err(format!("lacks `{}`", has.source.trim()));
+            }
+            let mut seen = HashSet::new();
+            found
+                .into_iter()
+                .filter(|b| seen.insert(format!("{:?}", b.fingerprint(source))))
+                .map(Bindings::named_only)
+                .collect()
+        }
+        None => vec![seed.clone()],
+    };
+    if let Some(lacks) = &patterns.lacks {
+        seeds.retain(|s| !matcher.occurs_in(&lacks.root, def, s));
+        if seeds.is_empty() {
+            return Err(format!("has `{}`", lacks.source.trim()));
+        }
     }
-    if let Some(lacks) = &patterns.lacks
-        && holds(lacks)
-    {
-        return Some(format!("has `{}`", lacks.source.trim()));
-    }
-    None
+    Ok(seeds)
 }
 
 /// The classes (or functions) a rule's `inside` selects in the tree, in document order: the

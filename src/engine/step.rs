@@ -62,7 +62,7 @@ impl Engine<'_> {
         let root = input.parsed.tree.root_node();
         let found = self.find(input.text, input.hits, root, input.active);
         let locator = Locator::new(input.text);
-        let mut signatures = Signatures::new(self.signature_context);
+        let mut signatures = Signatures::new(input.path, self.signature_context, self.modules);
         let mut out = StepOutcome::default();
         let mut planned: Vec<PlannedEdit> = Vec::new();
         let mut failed: Vec<RuleId> = Vec::new();

@@ -41,7 +41,7 @@ pub fn explain_rule(rule: &crate::compile::CompiledRule, scope: &str) -> String 
             .collect::<Vec<_>>()
             .join(" ")
     };
-    if let Some(l) = &rule.loop_pattern {
+    for l in &rule.loop_patterns {
         let _ = writeln!(out, "  loop binds:  {}", vars(&l.metavars));
     }
     let _ = writeln!(out, "  match binds: {}", vars(&rule.pattern.metavars));

@@ -293,8 +293,9 @@ pub struct Inside {
     pub class: Option<ScopeFilter>,
     /// An enclosing function or method (within `class` when both are given).
     pub function: Option<ScopeFilter>,
-    /// An enclosing `for` loop, by a header pattern whose metavariables `match` may use.
-    pub loop_header: Option<Snippet>,
+    /// An enclosing `for` loop, by header patterns tried in order (`loop: {any: [...]}`; one
+    /// for a plain string; none: no loop asked for), whose metavariables `match` may use.
+    pub loop_header: Vec<Snippet>,
 }
 
 pub use super::action::Action;

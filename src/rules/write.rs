@@ -166,10 +166,23 @@ fn inside_value(rule: &Rule) -> Mapping {
     if let Some(f) = &rule.inside.function {
         inside.insert("function".into(), scope(f));
     }
-    if let Some(l) = &rule.inside.loop_header {
-        inside.insert("loop".into(), l.text.clone().into());
+    if !rule.inside.loop_header.is_empty() {
+        inside.insert("loop".into(), alternatives(&rule.inside.loop_header));
     }
     inside
+}
+
+/// Patterns tried in order: one as itself, several as `{any: [...]}`.
+fn alternatives(snippets: &[crate::rules::model::Snippet]) -> Value {
+    match snippets {
+        [one] => one.text.clone().into(),
+        many => {
+            let mut map = Mapping::new();
+            let items: Vec<Value> = many.iter().map(|s| s.text.clone().into()).collect();
+            map.insert("any".into(), Value::Sequence(items));
+            Value::Mapping(map)
+        }
+    }
 }
 
 /// The `when` mapping of a rule (empty when it has no probe).

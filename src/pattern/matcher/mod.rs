@@ -7,6 +7,10 @@ use tree_sitter::Node;
 use super::{NodePattern, PatNode};
 use crate::python::{is_trivia, significant_children};
 
+mod bindings;
+use bindings::Key;
+pub use bindings::{Bindings, Capture};
+
 /// The children of a node that a pattern's are compared with; most nodes have few.
 type Targets<'t> = smallvec::SmallVec<[Node<'t>; 8]>;
 
@@ -24,79 +28,6 @@ impl AsPattern for &PatNode {
 impl AsPattern for (Option<String>, PatNode) {
     fn pattern(&self) -> &PatNode {
         &self.1
-    }
-}
-
-/// What one metavariable bound.
-#[derive(Debug, Clone)]
-pub enum Capture<'t> {
-    /// `$NAME`: one node.
-    One(Node<'t>),
-    /// `$$$NAME`: a run of nodes, possibly empty.
-    Many(Vec<Node<'t>>),
-}
-
-impl Capture<'_> {
-    /// The source text the capture covers (for a run, from its first node to its last).
-    pub fn text<'s>(&self, source: &'s str) -> &'s str {
-        match self.byte_range() {
-            Some(r) => &source[r],
-            None => "",
-        }
-    }
-
-    /// The byte range covered, or `None` for an empty run.
-    pub fn byte_range(&self) -> Option<std::ops::Range<usize>> {
-        match self {
-            Capture::One(n) => Some(n.byte_range()),
-            Capture::Many(nodes) => Some(nodes.first()?.start_byte()..nodes.last()?.end_byte()),
-        }
-    }
-}
-
-#[derive(Debug, Clone)]
-enum Key {
-    Name(String),
-    ActionCall,
-}
-
-/// Metavariable bindings of a match, with an undo log for backtracking.
-#[derive(Debug, Clone, Default)]
-pub struct Bindings<'t> {
-    entries: Vec<(Key, Capture<'t>)>,
-}
-
-impl<'t> Bindings<'t> {
-    /// What `name` is bound to.
-    pub fn get(&self, name: &str) -> Option<&Capture<'t>> {
-        self.entries.iter().find_map(|(k, c)| match k {
-            Key::Name(n) if n == name => Some(c),
-            _ => None,
-        })
-    }
-
-    /// The call node an argument action edits, if the pattern has one.
-    pub fn action_call(&self) -> Option<Node<'t>> {
-        self.entries.iter().find_map(|(k, c)| match (k, c) {
-            (Key::ActionCall, Capture::One(n)) => Some(*n),
-            _ => None,
-        })
-    }
-
-    /// Named bindings in the order they were made.
-    pub fn named(&self) -> impl Iterator<Item = (&str, &Capture<'t>)> {
-        self.entries.iter().filter_map(|(k, c)| match k {
-            Key::Name(n) => Some((n.as_str(), c)),
-            Key::ActionCall => None,
-        })
-    }
-
-    fn checkpoint(&self) -> usize {
-        self.entries.len()
-    }
-
-    fn rollback(&mut self, checkpoint: usize) {
-        self.entries.truncate(checkpoint);
     }
 }
 
@@ -131,6 +62,32 @@ impl<'s> Matcher<'s> {
             stack.extend(n.named_children(&mut cursor));
         }
         false
+    }
+
+    /// The bindings of each match of `pattern` at `node` or below, in document order, each
+    /// extending `seed`; at most `limit` of them.
+    pub fn occurrences<'t>(
+        &self,
+        pattern: &PatNode,
+        node: Node<'t>,
+        seed: &Bindings<'t>,
+        limit: usize,
+    ) -> Vec<Bindings<'t>> {
+        let mut out = Vec::new();
+        let mut stack = vec![node];
+        while let Some(n) = stack.pop() {
+            let mut bindings = seed.clone();
+            if self.matches(pattern, n, &mut bindings) {
+                out.push(bindings);
+                if out.len() >= limit {
+                    break;
+                }
+            }
+            let mut cursor = n.walk();
+            let children: Vec<Node<'t>> = n.named_children(&mut cursor).collect();
+            stack.extend(children.into_iter().rev());
+        }
+        out
     }
 
     /// Whether `node` matches `pattern`, extending `bindings` on success (and leaving them as

@@ -13,8 +13,7 @@ use super::Syntax;
 use super::action::{ArgReader, action_names, action_spec};
 use super::error::{RuleError, RuleErrorKind, did_you_mean};
 use super::model::{
-    Action, Expect, Origin, Per, Phase, Policy, Requirement, Rule, Snippet, Spanned, When,
-    normalize_package,
+    Action, Expect, Origin, Per, Phase, Policy, Requirement, Rule, Spanned, When, normalize_package,
 };
 use super::spans::{Path, Seg, SpanIndex};
 use crate::source::SourceFile;
@@ -185,55 +184,6 @@ impl Cx<'_> {
             }
         }
         Ok(())
-    }
-
-    pub(crate) fn string(
-        &self,
-        path: &[Seg],
-        key: &str,
-        value: &Value,
-    ) -> Result<Spanned<String>, RuleError> {
-        match value {
-            Value::String(s) => Ok(Spanned::new(s.clone(), self.spans.value(path))),
-            other => Err(self.wrong_type(path, key, "a string", other)),
-        }
-    }
-
-    pub(crate) fn snippet(
-        &self,
-        path: &[Seg],
-        key: &str,
-        value: &Value,
-    ) -> Result<Snippet, RuleError> {
-        let text = self.string(path, key, value)?;
-        let raw = self.file.text().get(text.span.clone()).unwrap_or("");
-        Ok(Snippet::new(text.value, raw, text.span))
-    }
-
-    pub(crate) fn strings(
-        &self,
-        path: &[Seg],
-        key: &str,
-        value: &Value,
-    ) -> Result<Vec<Spanned<String>>, RuleError> {
-        match value {
-            Value::String(_) => Ok(vec![self.string(path, key, value)?]),
-            Value::Sequence(items) => items
-                .iter()
-                .enumerate()
-                .map(|(i, item)| self.string(&child(path, Seg::Index(i)), key, item))
-                .collect(),
-            other => Err(self.wrong_type(path, key, "a string or a list of strings", other)),
-        }
-    }
-
-    fn count(&self, path: &[Seg], key: &str, value: &Value) -> Result<u64, RuleError> {
-        match value {
-            Value::Number(n) => n
-                .as_u64()
-                .ok_or_else(|| self.invalid(path, key, "must be a whole number, 0 or more")),
-            other => Err(self.wrong_type(path, key, "a whole number", other)),
-        }
     }
 
     fn rule(&self, path: Path, map: &Mapping) -> Result<Rule, RuleError> {
@@ -585,3 +535,4 @@ fn first_line(s: &str) -> String {
 mod scope;
 #[cfg(test)]
 mod tests;
+mod values;

@@ -23,8 +23,9 @@ impl Cx<'_> {
             function: scope("function")?,
             loop_header: map
                 .get("loop")
-                .map(|v| self.snippet(&key_path(path, "loop"), "loop", v))
-                .transpose()?,
+                .map(|v| self.alternatives(&key_path(path, "loop"), "loop", v))
+                .transpose()?
+                .unwrap_or_default(),
         })
     }
 

@@ -1,0 +1,166 @@
+//! Other modules' sources, for what the file being patched imports: a signature the file does
+//! not define is followed through its `from … import` statements (and a class's bases) into
+//! the module that does.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// A module found for an import: where it was read from (for messages) and its text.
+#[derive(Debug, Clone)]
+pub struct Module {
+    /// The path (or module name) shown in messages, and the `importer` of its own imports.
+    pub name: String,
+    /// Its source text.
+    pub text: Arc<str>,
+}
+
+/// Finds the modules a file imports.
+pub trait ModuleSource: Send + Sync + fmt::Debug {
+    /// The module `import` (as written after `from`, leading dots included) names in the file
+    /// `importer`; `Err` says where it was looked for.
+    fn module(&self, importer: &str, import: &str) -> Result<Module, String>;
+}
+
+/// Splits `..pkg.mod` into its level (the number of leading dots) and the dotted rest.
+fn split_relative(import: &str) -> (usize, &str) {
+    let rest = import.trim_start_matches('.');
+    (import.len() - rest.len(), rest)
+}
+
+/// Modules on disk: relative imports from the importer's folder, absolute ones from every
+/// folder above the importer (a release unpacked anywhere holds its own package root) and from
+/// the given roots (`--site-packages`).
+#[derive(Debug, Default)]
+pub struct FsModules {
+    roots: Vec<PathBuf>,
+}
+
+impl FsModules {
+    /// Looks absolute imports up in `roots` as well as above each importer.
+    pub fn new(roots: Vec<PathBuf>) -> Self {
+        Self { roots }
+    }
+
+    fn candidates(&self, importer: &str, import: &str) -> Vec<PathBuf> {
+        let (level, rest) = split_relative(import);
+        let parts: Vec<&str> = rest.split('.').filter(|p| !p.is_empty()).collect();
+        let under = |base: &Path| {
+            let mut module = base.to_path_buf();
+            module.extend(&parts);
+            [module.with_extension("py"), module.join("__init__.py")]
+        };
+        let importer_dir = Path::new(importer).parent().unwrap_or(Path::new(""));
+        if level > 0 {
+            let mut base = importer_dir.to_path_buf();
+            for _ in 1..level {
+                base.pop();
+            }
+            return if parts.is_empty() {
+                vec![base.join("__init__.py")]
+            } else {
+                under(&base).to_vec()
+            };
+        }
+        let absolute = std::path::absolute(importer_dir).unwrap_or_default();
+        absolute
+            .ancestors()
+            .skip(1)
+            .map(Path::to_path_buf)
+            .chain(self.roots.iter().cloned())
+            .flat_map(|base| under(&base))
+            .collect()
+    }
+}
+
+impl ModuleSource for FsModules {
+    fn module(&self, importer: &str, import: &str) -> Result<Module, String> {
+        let candidates = self.candidates(importer, import);
+        for path in &candidates {
+            if path.is_file()
+                && let Ok(text) = std::fs::read_to_string(path)
+            {
+                return Ok(Module {
+                    name: path.display().to_string(),
+                    text: text.into(),
+                });
+            }
+        }
+        let (level, _) = split_relative(import);
+        Err(match (level, candidates.first()) {
+            (1.., Some(first)) => format!("`{import}`: no file {}", first.display()),
+            _ => format!("`{import}`: not found above the file or in --site-packages"),
+        })
+    }
+}
+
+/// Modules given by name (the Python API's `context` mapping): relative imports are resolved
+/// against the dotted name of the module being patched.
+#[derive(Debug, Default)]
+pub struct MapModules {
+    /// The dotted name of the module being patched (`transformers.models.x.modeling_x`).
+    pub current: String,
+    /// Module name → source.
+    pub sources: HashMap<String, Arc<str>>,
+}
+
+impl MapModules {
+    /// The absolute module name `import` stands for in `importer`.
+    fn absolute(importer: &str, import: &str) -> String {
+        let (level, rest) = split_relative(import);
+        if level == 0 {
+            return rest.to_string();
+        }
+        let mut package: Vec<&str> = importer.split('.').collect();
+        for _ in 0..level {
+            package.pop();
+        }
+        package.extend(rest.split('.').filter(|p| !p.is_empty()));
+        package.join(".")
+    }
+}
+
+impl ModuleSource for MapModules {
+    fn module(&self, importer: &str, import: &str) -> Result<Module, String> {
+        let importer = if self.sources.contains_key(importer) {
+            importer
+        } else {
+            &self.current
+        };
+        let name = Self::absolute(importer, import);
+        match self.sources.get(&name) {
+            Some(text) => Ok(Module {
+                name,
+                text: text.clone(),
+            }),
+            None => Err(format!("`{import}`: no module `{name}` in the context")),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn relative_imports_climb_one_folder_per_extra_dot() {
+        let fs = FsModules::default();
+        let got = fs.candidates("t/models/qwen3/modeling_qwen3.py", "..qwen2.modeling_qwen2");
+        assert_eq!(got[0], PathBuf::from("t/models/qwen2/modeling_qwen2.py"));
+        let got = fs.candidates("t/models/qwen3/modeling_qwen3.py", ".configuration_qwen3");
+        assert_eq!(
+            got[0],
+            PathBuf::from("t/models/qwen3/configuration_qwen3.py")
+        );
+    }
+
+    #[test]
+    fn mapped_relative_imports_resolve_against_the_current_module() {
+        assert_eq!(
+            MapModules::absolute("t.models.a.modeling_a", "..b.modeling_b"),
+            "t.models.b.modeling_b"
+        );
+        assert_eq!(MapModules::absolute("x", "pkg.mod"), "pkg.mod");
+    }
+}

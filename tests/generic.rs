@@ -1,0 +1,185 @@
+//! Generic rules: metavariables bound by scope predicates reach the match and the action,
+//! loop headers may be alternatives, and a signature named through a binding is followed
+//! through bases and imports into other modules.
+
+use std::fs;
+
+use regraft::rules::{load_dsl, load_yaml, write};
+
+use crate::util::{patch, regraft, render, rules, snapshots, text, versions};
+
+/// A layer-call rule that names no class: the class is whatever the `ModuleList` holds.
+const GENERIC: &str = r#"id: layers-positional
+inside:
+  class:
+    has: "self.$LIST = nn.ModuleList([$CLS($$$A) for $I in $R])"
+  function: forward
+  loop:
+    any:
+      - "for $LAYER in self.$LIST"
+      - "for $_, $LAYER in enumerate(self.$LIST)"
+match: "$OUT = $LAYER($$$ARGS)"
+action:
+  kwargs_to_positional:
+    signature: $CLS.forward
+"#;
+
+const TWO_MODELS: &str = r#"class ALayer(nn.Module):
+    def forward(self, x, mask=None, bias=None):
+        return x
+
+
+class BLayer(nn.Module):
+    def forward(self, x, bias=None, mask=None):
+        return x
+
+
+class AModel(nn.Module):
+    def __init__(self, config):
+        self.layers = nn.ModuleList([ALayer(config) for _ in range(2)])
+        self.norms = nn.ModuleList([nn.LayerNorm(4) for _ in range(2)])
+
+    def forward(self, x, m, b):
+        for layer in self.layers:
+            x = layer(x, bias=b, mask=m)
+        for norm in self.norms:
+            x = norm(x)
+        return x
+
+
+class BModel(nn.Module):
+    def __init__(self, config):
+        self.blocks = nn.ModuleList([BLayer(config) for i in range(2)])
+
+    def forward(self, x, m, b):
+        for i, block in enumerate(self.blocks):
+            x = block(x, mask=m, bias=b)
+        return x
+"#;
+
+#[test]
+fn each_class_converts_against_the_layer_class_its_list_holds() {
+    let out = patch(&rules(GENERIC), &versions(&[]), "m.py", TWO_MODELS)
+        .unwrap_or_else(|e| panic!("{}", render(&e)));
+    // ALayer takes (x, mask, bias); BLayer takes (x, bias, mask): each call in its own order.
+    assert!(out.output.contains("x = layer(x, m, b)"), "{}", out.output);
+    assert!(out.output.contains("x = block(x, b, m)"), "{}", out.output);
+    // The `norms` list holds `nn.LayerNorm`, whose call has no keywords: left alone.
+    assert!(out.output.contains("x = norm(x)"), "{}", out.output);
+}
+
+#[test]
+fn a_binding_must_agree_with_the_scope_that_made_it() {
+    // The loop walks `self.other`, which no ModuleList comprehension in the class made.
+    let source = TWO_MODELS.replace("for layer in self.layers:", "for layer in self.other:");
+    let out = patch(&rules(GENERIC), &versions(&[]), "m.py", &source)
+        .unwrap_or_else(|e| panic!("{}", render(&e)));
+    assert!(
+        out.output.contains("x = layer(x, bias=b, mask=m)"),
+        "{}",
+        out.output
+    );
+    assert!(out.output.contains("x = block(x, b, m)"), "{}", out.output);
+}
+
+#[test]
+fn a_binding_that_is_no_name_is_refused_precisely() {
+    let source = TWO_MODELS.replace(
+        "nn.ModuleList([ALayer(config) for _ in range(2)])",
+        "nn.ModuleList([layers.ALayer(config) for _ in range(2)])",
+    );
+    let err = patch(&rules(GENERIC), &versions(&[]), "m.py", &source).unwrap_err();
+    let _guard = snapshots(module_path!());
+    insta::assert_snapshot!("binding_not_a_name", render(&err));
+}
+
+#[test]
+fn loop_alternatives_round_trip_through_both_syntaxes() {
+    let loaded = load_yaml("r.yaml", GENERIC).unwrap();
+    assert_eq!(loaded[0].inside.loop_header.len(), 2);
+    let with_comments: Vec<_> = loaded.iter().map(|r| (r.clone(), String::new())).collect();
+    let dsl = write::to_dsl(&with_comments);
+    assert_eq!(load_dsl("r.graft", &dsl).unwrap(), loaded, "{dsl}");
+    assert_eq!(
+        load_yaml("r.yaml", &write::to_yaml(&with_comments)).unwrap(),
+        loaded
+    );
+    let empty = GENERIC.replace(
+        "    any:\n      - \"for $LAYER in self.$LIST\"\n      - \"for $_, $LAYER in enumerate(self.$LIST)\"\n",
+        "    any: []\n",
+    );
+    assert!(crate::util::rule_error(&empty).contains("list at least one pattern"));
+}
+
+#[test]
+fn a_signature_metavariable_must_be_bound() {
+    let unbound = GENERIC.replace("signature: $CLS.forward", "signature: $KLASS.forward");
+    let message = crate::util::rule_error(&unbound);
+    assert!(message.contains("KLASS"), "{message}");
+}
+
+/// A package on disk: the model imports its layer from another model's module, and that
+/// layer inherits `forward` from a base defined in a third.
+fn package(dir: &std::path::Path) {
+    let write = |path: &str, body: &str| {
+        let path = dir.join(path);
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(path, body).unwrap();
+    };
+    write(
+        "pkg/models/base/modeling_base.py",
+        "class BaseLayer(nn.Module):\n    def forward(self, x, mask=None, cache=None):\n        return x\n",
+    );
+    write(
+        "pkg/models/llama/modeling_llama.py",
+        "from ..base.modeling_base import BaseLayer\n\n\nclass LlamaLayer(BaseLayer):\n    pass\n",
+    );
+    write(
+        "pkg/models/qwen/modeling_qwen.py",
+        "from ..llama.modeling_llama import LlamaLayer as QwenLayer\n\n\nclass QwenModel(nn.Module):\n    def __init__(self, config):\n        self.layers = nn.ModuleList([QwenLayer(config) for _ in range(2)])\n\n    def forward(self, x, m):\n        for layer in self.layers:\n            x = layer(x, cache=None, mask=m)\n        return x\n",
+    );
+}
+
+#[test]
+fn signatures_are_followed_through_imports_and_bases() {
+    let dir = tempfile::tempdir().unwrap();
+    package(dir.path());
+    fs::write(dir.path().join("r.yaml"), GENERIC).unwrap();
+    let out = regraft(
+        &[
+            "apply",
+            "-r",
+            "r.yaml",
+            "pkg/models/qwen/modeling_qwen.py",
+            "--diff",
+        ],
+        dir.path(),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains("+            x = layer(x, m, None)"),
+        "{}",
+        text(&out.stdout)
+    );
+}
+
+#[test]
+fn a_signature_not_found_names_every_place_searched() {
+    let dir = tempfile::tempdir().unwrap();
+    package(dir.path());
+    fs::remove_file(dir.path().join("pkg/models/base/modeling_base.py")).unwrap();
+    fs::write(dir.path().join("r.yaml"), GENERIC).unwrap();
+    let out = regraft(
+        &[
+            "apply",
+            "-r",
+            "r.yaml",
+            "pkg/models/qwen/modeling_qwen.py",
+            "--diff",
+        ],
+        dir.path(),
+    );
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
+    let _guard = snapshots(module_path!());
+    insta::assert_snapshot!("signature_not_found", text(&out.stderr));
+}
