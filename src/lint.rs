@@ -75,9 +75,16 @@ fn lint_rule(rule: &Rule) -> Vec<RuleError> {
             ));
         }
     }
+    // A loop metavariable is used where the match binds it, and where a scope predicate binds
+    // it too: the two must agree, which is what selects the loop.
+    let scope_bound: Vec<&String> = [&compiled.class_scope.has, &compiled.function_scope.has]
+        .into_iter()
+        .flatten()
+        .flat_map(|p| p.metavars.iter())
+        .collect();
     for (header, snippet) in compiled.loop_patterns.iter().zip(&rule.inside.loop_header) {
         for name in &header.metavars {
-            if !compiled.pattern.metavars.contains(name) {
+            if !compiled.pattern.metavars.contains(name) && !scope_bound.contains(&name) {
                 let at = snippet
                     .text
                     .find(&format!("${name}"))

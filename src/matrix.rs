@@ -203,10 +203,16 @@ fn row(
     }
     let mut selected = 0;
     let mut edited = false;
+    let mut refused = 0;
     for outcome in outcomes {
         if let Some(report) = outcome.reports.iter().find(|r| r.index == index) {
             selected += 1;
             edited |= report.status == crate::engine::RuleStatus::Applied;
+            refused += report
+                .matches
+                .iter()
+                .filter(|m| m.refused.is_some())
+                .count();
             let n = report.matches.len() as u64;
             row.matches += n;
             if n > 0 {
@@ -220,7 +226,9 @@ fn row(
             }
         }
     }
-    if row.status == Status::Ok && row.matches > 0 && !edited {
+    if row.status == Status::Ok && refused > 0 {
+        row.message = format!("{refused} match(es) refused under on_refuse");
+    } else if row.status == Status::Ok && row.matches > 0 && !edited {
         row.status = Status::Redundant;
         row.message = "every match already has the patched shape".into();
     }

@@ -108,7 +108,17 @@ impl ActionUnit for KwargsToPositional {
             .map(Arg::names)
             .unwrap_or_default();
         let keep: Vec<&str> = keep.iter().map(|k| k.value.as_str()).collect();
-        check_kept(&keep, &sig, list.byte_range())?;
+        // A generic signature (`$CLS.forward`) names many callees: a kept keyword one of them
+        // does not take is simply not there to keep. A signature named outright must take
+        // every kept keyword, or a misspelling would keep nothing.
+        let keep: Vec<&str> = if written.contains('$') {
+            keep.into_iter()
+                .filter(|k| sig.params.iter().any(|p| p.name == *k))
+                .collect()
+        } else {
+            check_kept(&keep, &sig, list.byte_range())?;
+            keep
+        };
         let edit = kwargs_to_positional(&arglist, &sig, site.source, &keep)?;
         Ok(site.changing(edit))
     }
@@ -197,6 +207,13 @@ fn lookup_failure(e: &LookupError, name: &str, at: Range<usize>) -> ActionFailur
                 name.rsplit('.').next().unwrap_or(name)
             ),
             "an inherited method is not guessed at: name the class that defines it",
+        ),
+        LookupError::DefinedAndImported { module } => (
+            format!(
+                "`{}` is both defined in this file and imported from `{module}`",
+                name.split('.').next().unwrap_or(name)
+            ),
+            "which one runs is decided when the module is imported: the engine does not guess",
         ),
         LookupError::Ambiguous(n) => (
             format!("`{name}` is defined {n} times with different parameters"),

@@ -136,7 +136,14 @@ impl<'c> Signatures<'c> {
             Some(c) => format!("{c}.{function}"),
             None => function.to_string(),
         };
-        match find_signature(m.root, m.text, &full) {
+        let found = find_signature(m.root, m.text, &full);
+        if found.is_ok() || found == Err(LookupError::NoMethod) {
+            // A definition the module may replace by an import is not the one that surely runs.
+            if let Some((module, _)) = imported(m.root, m.text, wanted) {
+                return Some(Err(LookupError::DefinedAndImported { module }));
+            }
+        }
+        match found {
             Ok(sig) if m.here => Some(Ok(sig)),
             Ok(sig) => Some(Ok(Signature { range: None, ..sig })),
             Err(LookupError::NoMethod) => {

@@ -77,6 +77,12 @@ pub enum LookupError {
     NoMethod,
     /// Several different definitions of that name.
     Ambiguous(usize),
+    /// The module both defines the name and imports it (`if available: from x import C`
+    /// / `else: class C`): which one runs is decided at import time.
+    DefinedAndImported {
+        /// The module it is imported from, as written.
+        module: String,
+    },
 }
 
 /// Finds `Class.method` or a function named `function` in the tree rooted at `root`.

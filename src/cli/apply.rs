@@ -227,8 +227,12 @@ fn report_summaries(outcomes: &[Outcome], colors: Colors) {
     for o in outcomes {
         if let Ok(p) = &o.result {
             for warning in &p.warnings {
+                let policy = match warning {
+                    crate::engine::PatchError::Action { .. } => "on_refuse",
+                    _ => "on_miss",
+                };
                 err(format!(
-                    "warning (on_miss: warn): {}",
+                    "warning ({policy}: warn): {}",
                     render(warning, colors.stderr)
                 ));
             }

@@ -20,6 +20,9 @@ pub enum RuleStatus {
     /// It matched, but every match already had the wanted shape: the patch is redundant for
     /// this source, the signal that it can be retired for this upstream range.
     Redundant,
+    /// Nothing was edited, and some match was refused (under `on_refuse: warn` or `skip`):
+    /// not redundant — the patch is still wanted there but cannot be made safely.
+    Refused,
     /// Every match was left alone by a guard (`unless`, `not_inside`) that is not the rule's
     /// own output: another rule, or upstream, handles those sites.
     Guarded,

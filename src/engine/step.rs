@@ -261,6 +261,8 @@ fn status(rule: &CompiledRule, matches: &[MatchReport], failed: bool) -> RuleSta
         RuleStatus::NoMatch
     } else if matches.iter().any(|m| !m.edits.is_empty()) {
         RuleStatus::Applied
+    } else if matches.iter().any(|m| m.refused.is_some()) {
+        RuleStatus::Refused
     } else if matches.iter().all(|m| m.guarded) && !rule.guard_is_own_output {
         RuleStatus::Guarded
     } else {

@@ -28,7 +28,7 @@ pub struct FileJson<'a> {
     /// The failure, if patching failed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<ErrorJson>,
-    /// Drift of rules with `on_miss: warn`.
+    /// Drift of rules with `on_miss: warn`, refusals of rules with `on_refuse: warn`.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<ErrorJson>,
 }
@@ -88,6 +88,7 @@ pub fn summary(path: &str, patched: &Patched) -> Vec<String> {
                 RuleStatus::Applied => "applied",
                 RuleStatus::Redundant => "already applied",
                 RuleStatus::Guarded => "guarded",
+                RuleStatus::Refused => "refused",
                 RuleStatus::Inactive => "inactive",
                 RuleStatus::NoMatch => "no match",
                 RuleStatus::Failed => "failed",

@@ -1,5 +1,9 @@
 # regraft: with transformers=4.51.3
 # regraft: path transformers/models/starcoder2/modeling_starcoder2.py
+class Starcoder2PreTrainedModel(PreTrainedModel):
+    supports_gradient_checkpointing = True
+
+
 class Starcoder2DecoderLayer(nn.Module):
     def forward(
         self,

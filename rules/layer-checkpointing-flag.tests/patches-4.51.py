@@ -1,6 +1,9 @@
-# regraft: with transformers=4.56.2
-# regraft: unchanged
+# regraft: with transformers=4.51.3
 # regraft: path transformers/models/starcoder2/modeling_starcoder2.py
+class Starcoder2PreTrainedModel(PreTrainedModel):
+    supports_gradient_checkpointing = True
+
+
 class Starcoder2DecoderLayer(nn.Module):
     def forward(
         self,
@@ -21,7 +24,6 @@ class Starcoder2Model(Starcoder2PreTrainedModel):
     def __init__(self, config):
         super().__init__(config)
         self.layers = nn.ModuleList([Starcoder2DecoderLayer(config, i) for i in range(config.num_hidden_layers)])
-        self.gradient_checkpointing = False
 
     def forward(self, hidden_states, causal_mask, position_ids, past_key_values, output_attentions, use_cache, cache_position, position_embeddings, **flash_attn_kwargs):
         for decoder_layer in self.layers[: self.config.num_hidden_layers]:

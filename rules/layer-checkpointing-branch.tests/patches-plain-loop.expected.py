@@ -1,6 +1,9 @@
 # regraft: with transformers=4.51.3
-# regraft: error drift
 # regraft: path transformers/models/starcoder2/modeling_starcoder2.py
+class Starcoder2PreTrainedModel(PreTrainedModel):
+    supports_gradient_checkpointing = True
+
+
 class Starcoder2DecoderLayer(nn.Module):
     def forward(
         self,
@@ -25,16 +28,30 @@ class Starcoder2Model(Starcoder2PreTrainedModel):
 
     def forward(self, hidden_states, causal_mask, position_ids, past_key_values, output_attentions, use_cache, cache_position, position_embeddings, **flash_attn_kwargs):
         for decoder_layer in self.layers:
-            layer_outputs = decoder_layer(
-                hidden_states,
-                attention_mask=causal_mask,
-                position_ids=position_ids,
-                past_key_value=past_key_values,
-                output_attentions=output_attentions,
-                use_cache=use_cache,
-                cache_position=cache_position,
-                position_embeddings=position_embeddings,
-                **flash_attn_kwargs,
-            )
+            if self.gradient_checkpointing and self.training:
+                layer_outputs = self._gradient_checkpointing_func(
+                    decoder_layer.__call__,
+                    hidden_states,
+                    causal_mask,
+                    position_ids,
+                    past_key_values,
+                    output_attentions,
+                    use_cache,
+                    cache_position,
+                    position_embeddings,
+                    **flash_attn_kwargs
+                )
+            else:
+                layer_outputs = decoder_layer(
+                    hidden_states,
+                    causal_mask,
+                    position_ids,
+                    past_key_values,
+                    output_attentions,
+                    use_cache,
+                    cache_position,
+                    position_embeddings,
+                    **flash_attn_kwargs,
+                )
             hidden_states = layer_outputs[0]
         return hidden_states

@@ -1,7 +1,10 @@
 # regraft: with transformers=4.51.3
-# regraft: unchanged
 # regraft: path transformers/models/starcoder2/modeling_starcoder2.py
-class Starcoder2DecoderLayer(GradientCheckpointingLayer):
+class Starcoder2PreTrainedModel(PreTrainedModel):
+    supports_gradient_checkpointing = True
+
+
+class Starcoder2DecoderLayer(nn.Module):
     def forward(
         self,
         hidden_states,

@@ -1,5 +1,9 @@
 # regraft: with transformers=4.51.3
 # regraft: path transformers/models/starcoder2/modeling_starcoder2.py
+class Starcoder2PreTrainedModel(PreTrainedModel):
+    supports_gradient_checkpointing = True
+
+
 class Starcoder2DecoderLayer(nn.Module):
     def forward(
         self,
@@ -23,7 +27,7 @@ class Starcoder2Model(Starcoder2PreTrainedModel):
         self.gradient_checkpointing = False
 
     def forward(self, hidden_states, causal_mask, position_ids, past_key_values, output_attentions, use_cache, cache_position, position_embeddings, **flash_attn_kwargs):
-        for decoder_layer in self.layers[: self.config.num_hidden_layers]:
+        for decoder_layer in self.layers:
             layer_outputs = decoder_layer(
                 hidden_states,
                 attention_mask=causal_mask,
