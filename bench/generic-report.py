@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 """Per-release report of the generic layer-call rule, and proof that it changes no binding.
 
-    bench/generic-report.py REGRAFT RULES VERSION:DIR...
+    bench/generic-report.py REGRAFT RULES_DIR VERSION:DIR...
 
 For each release (DIR holds `transformers/`), copies `transformers/models` to a scratch folder,
-runs `REGRAFT apply -r RULES --write --format json` there, and prints: models selected, calls
-converted, refusals by reason. Then every converted call is checked independently of regraft:
+runs the positional rules of RULES_DIR (those whose id says `positional`, alone, so every
+call they convert stays where it was) with `REGRAFT apply --write --format json` there, and
+prints: models selected, calls converted, refusals by reason. Then every converted call is checked independently of regraft:
 the callee's `forward` is found with Python's own `ast` (through the module, its bases and its
 `from ... import`s), and the call before and after must bind every parameter to the same
 expression (`inspect.Signature.bind`, defaults applied, expressions compared by `ast.dump`).
@@ -22,7 +23,22 @@ import subprocess
 import sys
 import tempfile
 
-RULE = "layer-calls-positional"
+# The classes named rules convert against; generic rules bind `$CLS`.
+NAMED = {"whisper-decoder-layer-positional": "WhisperDecoderLayer"}
+
+
+def positional_rules(rules_dir, out):
+    """Writes the positional rules of `rules_dir` (YAML documents) into the file `out`."""
+    docs = []
+    for name in sorted(os.listdir(rules_dir)):
+        if name.endswith(".yaml"):
+            with open(os.path.join(rules_dir, name), encoding="utf-8") as f:
+                for doc in f.read().split("\n---\n"):
+                    found = re.search(r"^id: (\S+)", doc, re.M)
+                    if found and "positional" in found.group(1):
+                        docs.append(doc.strip("-\n") + "\n")
+    with open(out, "w", encoding="utf-8") as f:
+        f.write("---\n".join(docs))
 
 
 def ordered_calls(tree):
@@ -55,7 +71,7 @@ class Resolver:
         if depth > 12 or not os.path.isfile(path):
             return None
         tree = self.tree(path)
-        for node in tree.body:
+        for node in ast.walk(tree):
             if isinstance(node, ast.ClassDef) and node.name == cls:
                 for item in node.body:
                     if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name == "forward":
@@ -135,7 +151,7 @@ def report(regraft, rules, version, src):
     misbound = []
     for f in files:
         for r in f["rules"]:
-            if r["rule"] != RULE or not r["matches"]:
+            if "positional" not in r["rule"] or not r["matches"]:
                 continue
             selected += 1
             original_path = os.path.join(src, f["path"])
@@ -161,9 +177,10 @@ def report(regraft, rules, version, src):
                 ]
                 i = min(candidates, key=lambda i: (calls_before[i].lineno, calls_before[i].col_offset))
                 old, new = calls_before[i], calls_after[i]
-                func = resolver.find(original_path, m["bindings"]["CLS"])
+                cls = m["bindings"].get("CLS") or NAMED[r["rule"]]
+                func = resolver.find(original_path, cls)
                 if func is None:
-                    misbound.append(f"{f['path']}:{line}: no forward for {m['bindings']['CLS']}")
+                    misbound.append(f"{f['path']}:{line}: no forward for {cls}")
                     continue
                 sig = signature_of(func)
                 if binding(sig, old) != binding(sig, new):
@@ -182,7 +199,9 @@ def report(regraft, rules, version, src):
 def main():
     regraft, rules, *targets = sys.argv[1:]
     regraft = os.path.abspath(regraft)
-    rules = os.path.abspath(rules)
+    scratch = tempfile.mkdtemp(prefix="generic-rules-")
+    positional_rules(rules, os.path.join(scratch, "positional.yaml"))
+    rules = os.path.join(scratch, "positional.yaml")
     ok = True
     for target in targets:
         version, src = target.split(":", 1)

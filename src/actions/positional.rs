@@ -216,7 +216,9 @@ fn lookup_failure(e: &LookupError, name: &str, at: Range<usize>) -> ActionFailur
             "which one runs is decided when the module is imported: the engine does not guess",
         ),
         LookupError::Ambiguous(n) => (
-            format!("`{name}` is defined {n} times with different parameters"),
+            format!(
+                "`{name}` has {n} definitions that differ (in parameters, or in whether they define it)"
+            ),
             "the engine does not guess which definition applies",
         ),
     };

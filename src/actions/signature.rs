@@ -92,13 +92,17 @@ pub fn find_signature(root: Node<'_>, source: &str, name: &str) -> Result<Signat
         None => (None, name),
     };
     let mut found: Vec<Signature> = Vec::new();
-    let mut class_seen = false;
+    // How many classes of that name there are, and how many define the method: a class
+    // defined twice (in the branches of an `if`) whose definitions do not all define it has
+    // no one signature.
+    let (mut classes, mut defining) = (0, 0);
     let mut stack = vec![root];
     while let Some(node) = stack.pop() {
         match (node.kind(), class) {
             ("class_definition", Some(c)) if definition_name(node, source) == Some(c) => {
-                class_seen = true;
+                classes += 1;
                 if let Some(body) = node.child_by_field_name("body") {
+                    let before = found.len();
                     for statement in significant_children(body) {
                         if let Some(def) = as_function(statement)
                             && definition_name(def, source) == Some(function)
@@ -106,6 +110,7 @@ pub fn find_signature(root: Node<'_>, source: &str, name: &str) -> Result<Signat
                             found.push(read_signature(def, statement, source, name, true));
                         }
                     }
+                    defining += usize::from(found.len() > before);
                 }
             }
             ("function_definition", None) if definition_name(node, source) == Some(function) => {
@@ -124,9 +129,12 @@ pub fn find_signature(root: Node<'_>, source: &str, name: &str) -> Result<Signat
         let mut cursor = node.walk();
         stack.extend(node.named_children(&mut cursor));
     }
+    if classes > 1 && defining > 0 && defining < classes {
+        return Err(LookupError::Ambiguous(classes));
+    }
     found.dedup_by(|a, b| a.params == b.params);
     match found.len() {
-        0 if class_seen => Err(LookupError::NoMethod),
+        0 if classes > 0 => Err(LookupError::NoMethod),
         0 => Err(LookupError::NotFound {
             searched: Vec::new(),
         }),
@@ -331,6 +339,13 @@ mod tests {
         let tree = parse(src);
         let root = tree.root_node();
         assert_eq!(find_signature(root, src, "A.f"), Err(LookupError::NoMethod));
+        // Defined in both branches of an `if`, once inheriting `f`: no one signature.
+        let twice = "if ok:\n    class C(Base):\n        pass\nelse:\n    class C:\n        def f(self, a):\n            pass\n";
+        let twice_tree = parse(twice);
+        assert_eq!(
+            find_signature(twice_tree.root_node(), twice, "C.f"),
+            Err(LookupError::Ambiguous(2))
+        );
         assert!(matches!(
             find_signature(root, src, "B.f"),
             Err(LookupError::NotFound { .. })
