@@ -183,3 +183,51 @@ fn a_signature_not_found_names_every_place_searched() {
     let _guard = snapshots(module_path!());
     insta::assert_snapshot!("signature_not_found", text(&out.stderr));
 }
+
+/// The old shape, else the new one: `torch.cat` became `torch.concat` in some call sites.
+const ANY: &str = r#"id: cat-dim
+match:
+  any:
+    - "$OUT = torch.cat($PARTS, dim=$D)"
+    - "$OUT = torch.concat($PARTS, dim=$D)"
+    - "$OUT = torch.cat($PARTS, $D)"
+action:
+  replace: "$OUT = torch.cat($PARTS, dim=$D).contiguous()"
+unless: "$X.contiguous()"
+"#;
+
+#[test]
+fn match_alternatives_are_tried_in_order_and_share_what_all_bind() {
+    let source = "a = torch.cat([x, y], dim=1)\nb = torch.concat([x, y], dim=-1)\nc = torch.cat((x, y), 0)\nd = torch.stack([x, y], dim=1)\n";
+    let out = patch(&rules(ANY), &versions(&[]), "m.py", source)
+        .unwrap_or_else(|e| panic!("{}", render(&e)));
+    assert_eq!(
+        out.output,
+        "a = torch.cat([x, y], dim=1).contiguous()\nb = torch.cat([x, y], dim=-1).contiguous()\nc = torch.cat((x, y), dim=0).contiguous()\nd = torch.stack([x, y], dim=1)\n"
+    );
+    let loaded = load_yaml("r.yaml", ANY).unwrap();
+    assert_eq!(loaded[0].patterns.len(), 3);
+    let with_comments: Vec<_> = loaded.iter().map(|r| (r.clone(), String::new())).collect();
+    assert_eq!(
+        load_dsl("r.graft", &write::to_dsl(&with_comments)).unwrap(),
+        loaded
+    );
+    assert_eq!(
+        load_yaml("r.yaml", &write::to_yaml(&with_comments)).unwrap(),
+        loaded
+    );
+}
+
+#[test]
+fn a_template_may_use_only_what_every_alternative_binds() {
+    let rule =
+        "id: r\nmatch:\n  any: [\"f($X, $Y)\", \"f($X)\"]\naction: {replace: \"g($X, $Y)\"}\n";
+    let message = crate::util::rule_error(rule);
+    assert!(
+        message.contains("$Y") || message.contains("`Y`"),
+        "{message}"
+    );
+    let bad = "id: r\nmatch:\n  any: [\"f($X)\", \"f($X\"]\naction: {replace: \"g($X)\"}\n";
+    let _guard = snapshots(module_path!());
+    insta::assert_snapshot!("alternative_not_python", crate::util::rule_error(bad));
+}

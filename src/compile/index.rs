@@ -45,20 +45,29 @@ pub(super) fn by_root_kind(rules: &[CompiledRule]) -> Vec<Vec<usize>> {
     let language = python::language();
     let mut by_kind: Vec<Vec<usize>> = vec![Vec::new(); language.node_kind_count()];
     for (i, rule) in rules.iter().enumerate() {
-        match &rule.pattern.root {
-            PatNode::Node(n) => {
-                for &id in crate::python::grammar::kind_ids(&n.kind, n.named) {
-                    by_kind[usize::from(id)].push(i);
+        let roots = match &rule.pattern.root {
+            PatNode::Any(alternatives) => alternatives.iter().collect(),
+            root => vec![root],
+        };
+        for root in roots {
+            match root {
+                PatNode::Node(n) => {
+                    for &id in crate::python::grammar::kind_ids(&n.kind, n.named) {
+                        by_kind[usize::from(id)].push(i);
+                    }
                 }
-            }
-            PatNode::Var(_) | PatNode::Multi(_) => {
-                for (id, rules) in by_kind.iter_mut().enumerate() {
-                    if language.node_kind_is_named(id as u16) {
-                        rules.push(i);
+                _ => {
+                    for (id, rules) in by_kind.iter_mut().enumerate() {
+                        if language.node_kind_is_named(id as u16) {
+                            rules.push(i);
+                        }
                     }
                 }
             }
         }
+    }
+    for rules in &mut by_kind {
+        rules.dedup();
     }
     by_kind
 }

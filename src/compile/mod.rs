@@ -272,10 +272,10 @@ impl RuleSet {
                 .unwrap_or(&compiled[0]);
             pattern_error(
                 &rule.rule,
-                &rule.rule.pattern,
+                &rule.rule.patterns[0],
                 "`match`",
                 PatternError {
-                    range: 0..rule.rule.pattern.text.len(),
+                    range: 0..rule.rule.patterns[0].text.len(),
                     reason: format!("cannot be compiled into a query: {}", e.message),
                     metavar: false,
                 },

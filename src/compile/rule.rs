@@ -29,8 +29,9 @@ pub(super) fn pattern_error(
 }
 
 pub(super) fn compile_rule(rule: Rule) -> Result<CompiledRule, RuleError> {
-    let pattern = Pattern::compile(&rule.pattern.text)
-        .map_err(|e| pattern_error(&rule, &rule.pattern, "`match`", e))?;
+    let sources: Vec<&str> = rule.patterns.iter().map(|p| p.text.as_str()).collect();
+    let pattern = Pattern::compile_any(&sources)
+        .map_err(|(i, e)| pattern_error(&rule, &rule.patterns[i], "`match`", e))?;
     let loop_patterns = rule
         .inside
         .loop_header
@@ -214,7 +215,7 @@ fn wrong_target(rule: &Rule, needs: Needs) -> RuleError {
             "match a call, e.g. `$OUT = $F($$$ARGS)` or `$F($$$ARGS)`",
         ),
     };
-    RuleError::new(kind, &rule.origin.file, rule.pattern.span.clone()).with_help(help)
+    RuleError::new(kind, &rule.origin.file, rule.patterns[0].span.clone()).with_help(help)
 }
 
 /// `where`, compiled: each metavariable bound by the pattern or loop header, each kind one of

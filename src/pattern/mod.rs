@@ -26,6 +26,9 @@ pub enum PatNode {
     Multi(Option<String>),
     /// A concrete syntax node.
     Node(NodePattern),
+    /// `match: {any: [...]}` at the root: alternatives tried in order, the first that
+    /// matches binds.
+    Any(Vec<PatNode>),
 }
 
 /// A concrete syntax node of a pattern.
@@ -49,10 +52,18 @@ pub struct NodePattern {
 impl PatNode {
     fn visit<'a>(&'a self, f: &mut impl FnMut(&'a PatNode)) {
         f(self);
-        if let PatNode::Node(n) = self {
-            for (_, c) in &n.children {
-                c.visit(f);
+        match self {
+            PatNode::Node(n) => {
+                for (_, c) in &n.children {
+                    c.visit(f);
+                }
             }
+            PatNode::Any(alternatives) => {
+                for a in alternatives {
+                    a.visit(f);
+                }
+            }
+            PatNode::Var(_) | PatNode::Multi(_) => {}
         }
     }
 
@@ -182,15 +193,50 @@ impl Pattern {
         })
     }
 
-    /// Whether the pattern contains a call an argument action can edit.
+    /// Compiles `match: {any: [...]}`: each alternative as a pattern of its own. A match binds
+    /// what its alternative binds, so only the metavariables every alternative binds are the
+    /// pattern's (templates must be fillable at every site), and only the literals every
+    /// alternative holds must be in a file. `Err` names the alternative that failed.
+    pub fn compile_any(sources: &[&str]) -> Result<Pattern, (usize, PatternError)> {
+        let mut compiled = sources
+            .iter()
+            .enumerate()
+            .map(|(i, s)| Pattern::compile(s).map_err(|e| (i, e)))
+            .collect::<Result<Vec<_>, _>>()?;
+        if compiled.len() == 1 {
+            return Ok(compiled.remove(0));
+        }
+        let common = |lists: Vec<&Vec<String>>| -> Vec<String> {
+            let (first, rest) = lists.split_first().expect("at least two alternatives");
+            first
+                .iter()
+                .filter(|x| rest.iter().all(|l| l.contains(x)))
+                .cloned()
+                .collect()
+        };
+        Ok(Pattern {
+            source: sources.join(" | "),
+            metavars: common(compiled.iter().map(|p| &p.metavars).collect()),
+            literals: common(compiled.iter().map(|p| &p.literals).collect()),
+            root: PatNode::Any(compiled.into_iter().map(|p| p.root).collect()),
+        })
+    }
+
+    /// Whether the pattern contains a call an argument action can edit (in every alternative).
     pub fn has_call(&self) -> bool {
-        let mut found = false;
-        self.root.visit(&mut |n| {
-            if let PatNode::Node(n) = n {
-                found |= n.is_action_call;
-            }
-        });
-        found
+        let has = |root: &PatNode| {
+            let mut found = false;
+            root.visit(&mut |n| {
+                if let PatNode::Node(n) = n {
+                    found |= n.is_action_call;
+                }
+            });
+            found
+        };
+        match &self.root {
+            PatNode::Any(alternatives) => alternatives.iter().all(has),
+            root => has(root),
+        }
     }
 }
 

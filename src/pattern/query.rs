@@ -16,6 +16,23 @@ pub const ROOT_CAPTURE: &str = "root";
 pub fn to_query(root: &PatNode) -> String {
     let mut body = String::new();
     let mut predicates = Vec::new();
+    if let PatNode::Any(alternatives) = root {
+        // Candidates of any alternative's root kind: the matcher tries the alternatives.
+        let mut kinds: Vec<&str> = alternatives
+            .iter()
+            .map(|a| match a {
+                PatNode::Node(n) if n.named => n.kind.as_str(),
+                _ => "_",
+            })
+            .collect();
+        kinds.sort_unstable();
+        kinds.dedup();
+        if kinds.contains(&"_") {
+            return format!("((_) @{ROOT_CAPTURE})");
+        }
+        let branches: Vec<String> = kinds.iter().map(|k| format!("({k})")).collect();
+        return format!("([{}] @{ROOT_CAPTURE})", branches.join(" "));
+    }
     if root.kind() == Some("decorator") {
         // `@f($$$A)` also matches a bare `@f`: the decorator's shape is left to the matcher.
         return format!("((decorator) @{ROOT_CAPTURE})");
@@ -32,7 +49,7 @@ pub fn to_query(root: &PatNode) -> String {
 
 fn write_node(node: &PatNode, out: &mut String, predicates: &mut Vec<String>) {
     match node {
-        PatNode::Var(_) | PatNode::Multi(_) => out.push_str("(_)"),
+        PatNode::Var(_) | PatNode::Multi(_) | PatNode::Any(_) => out.push_str("(_)"),
         PatNode::Node(n) if !n.named => out.push('_'),
         PatNode::Node(n) => {
             if let Some(text) = &n.text {
@@ -62,7 +79,7 @@ fn write_node(node: &PatNode, out: &mut String, predicates: &mut Vec<String>) {
 fn constrains(parent: &NodePattern, child: &PatNode) -> bool {
     match child {
         PatNode::Multi(_) => false,
-        PatNode::Var(_) => true,
+        PatNode::Var(_) | PatNode::Any(_) => true,
         PatNode::Node(c) => {
             c.named && !(parent.kind == "argument_list" && c.kind == "keyword_argument")
         }

@@ -367,8 +367,9 @@ pub struct Rule {
     pub files: Vec<Spanned<String>>,
     /// Enclosing scopes a match must lie in.
     pub inside: Inside,
-    /// The Python pattern to find.
-    pub pattern: Snippet,
+    /// The Python pattern to find: one, or alternatives tried in order (`match: {any: [...]}`),
+    /// the first that matches a site winning there. Never empty.
+    pub patterns: Vec<Snippet>,
     /// A pattern that, found within a match, leaves that match alone (already patched).
     pub unless: Option<Snippet>,
     /// A pattern that, found around a match (an enclosing node), leaves that match alone.

@@ -58,7 +58,7 @@ pub fn to_value(rule: &Rule) -> Value {
     if !inside.is_empty() {
         put("inside", Value::Mapping(inside));
     }
-    put("match", rule.pattern.text.clone().into());
+    put("match", alternatives(&rule.patterns));
     if let Some(u) = &rule.unless {
         put("unless", u.text.clone().into());
     }

@@ -140,6 +140,14 @@ impl<'s> Matcher<'s> {
                 node.is_named() && self.bind(name, Capture::Many(vec![node]), b)
             }
             PatNode::Node(p) => self.concrete(p, node, b),
+            PatNode::Any(alternatives) => alternatives.iter().any(|a| {
+                let checkpoint = b.checkpoint();
+                let ok = self.node(a, node, b);
+                if !ok {
+                    b.rollback(checkpoint);
+                }
+                ok
+            }),
         }
     }
 
@@ -424,6 +432,14 @@ impl Matcher<'_> {
                 return here(format!("wants a named node, found `{}`", text(node)));
             }
             PatNode::Node(p) => p,
+            // The alternative that came closest says why none matched.
+            PatNode::Any(alternatives) => {
+                return alternatives
+                    .iter()
+                    .map(|a| self.difference(a, node, &mut b.clone(), depth))
+                    .max_by_key(|m| m.depth)
+                    .unwrap_or_else(|| here("no alternative".into()));
+            }
         };
         if node.kind() != p.kind {
             return here(format!(

@@ -210,7 +210,7 @@ impl Cx<'_> {
         let files = optional(field("files"), |p, v| self.globs(p, v))?;
         let inside = optional(field("inside"), |p, v| self.inside(p, v))?;
         let (p, v) = required("match")?;
-        let pattern = self.snippet(&p, "match", v)?;
+        let patterns = self.alternatives(&p, "match", v)?;
         let code = |key: &str| {
             field(key)
                 .map(|(p, v)| self.snippet(&p, key, v))
@@ -241,7 +241,7 @@ impl Cx<'_> {
             phase,
             files,
             inside,
-            pattern,
+            patterns,
             unless,
             not_inside,
             after,
