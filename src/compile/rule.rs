@@ -59,16 +59,7 @@ pub(super) fn compile_rule(rule: Rule) -> Result<CompiledRule, RuleError> {
     if needs == Needs::Call && !pattern.has_call() {
         return Err(wrong_target(&rule, Needs::Call));
     }
-    // What the match can use: its own metavariables, the loop header's, and those the scope
-    // predicates bind (`has`; `lacks` binds nothing, being an absence).
-    let bound: Vec<&str> = pattern
-        .metavars
-        .iter()
-        .chain(loop_patterns.iter().flat_map(|l| l.metavars.iter()))
-        .chain(class_scope.has.iter().flat_map(|p| p.metavars.iter()))
-        .chain(function_scope.has.iter().flat_map(|p| p.metavars.iter()))
-        .map(String::as_str)
-        .collect();
+    let bound = bound_names(&pattern, &loop_patterns, &class_scope, &function_scope);
     let unit = actions::unit(&rule.action);
     let args = &rule.action.args;
     for template in unit
@@ -108,6 +99,24 @@ pub(super) fn compile_rule(rule: Rule) -> Result<CompiledRule, RuleError> {
     };
     compiled.locator = compiled.locate();
     Ok(compiled)
+}
+
+/// What the match can use: its own metavariables, the loop header's, and those the scope
+/// predicates bind (`has`; `lacks` binds nothing, being an absence).
+fn bound_names<'p>(
+    pattern: &'p Pattern,
+    loops: &'p [LoopPattern],
+    class: &'p ScopePatterns,
+    function: &'p ScopePatterns,
+) -> Vec<&'p str> {
+    pattern
+        .metavars
+        .iter()
+        .chain(loops.iter().flat_map(|l| l.metavars.iter()))
+        .chain(class.has.iter().flat_map(|p| p.metavars.iter()))
+        .chain(function.has.iter().flat_map(|p| p.metavars.iter()))
+        .map(String::as_str)
+        .collect()
 }
 
 fn check_template(rule: &Rule, template: &Snippet, bound: &[&str]) -> Result<(), RuleError> {

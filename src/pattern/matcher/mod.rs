@@ -393,6 +393,30 @@ impl Matcher<'_> {
         Some(self.difference(pattern, node, bindings, 0))
     }
 
+    /// A node's text as a message shows it: its first line, marked when there is more.
+    fn first_line(&self, n: Node<'_>) -> String {
+        let t = &self.source[n.byte_range()];
+        let first = t.lines().next().unwrap_or("");
+        if first.len() < t.len() {
+            format!("{first}…")
+        } else {
+            first.to_string()
+        }
+    }
+
+    /// Why the metavariable `name` (`None`: anonymous) does not match `node`.
+    fn metavar_difference(&self, name: Option<&str>, node: Node<'_>, b: &Bindings<'_>) -> String {
+        let found = self.first_line(node);
+        match name.map(|n| (n, b.get(n))) {
+            Some((name, Some(bound))) => format!(
+                "`${name}` is `{found}` here, but was bound to `{}`",
+                bound.text(self.source)
+            ),
+            Some((name, None)) => format!("`${name}` wants a named node, found `{found}`"),
+            None => format!("wants a named node, found `{found}`"),
+        }
+    }
+
     fn difference<'t>(
         &self,
         pattern: &PatNode,
@@ -400,37 +424,13 @@ impl Matcher<'_> {
         b: &mut Bindings<'t>,
         depth: u32,
     ) -> Mismatch {
-        let text = |n: Node<'_>| {
-            let t = &self.source[n.byte_range()];
-            let first = t.lines().next().unwrap_or("");
-            if first.len() < t.len() {
-                format!("{first}…")
-            } else {
-                first.to_string()
-            }
-        };
+        let text = |n: Node<'_>| self.first_line(n);
         let here = |reason: String| Mismatch {
             at: node.byte_range(),
             reason,
             depth,
         };
         let p = match pattern {
-            PatNode::Var(Some(name)) | PatNode::Multi(Some(name)) => {
-                return match b.get(name) {
-                    Some(bound) => here(format!(
-                        "`${name}` is `{}` here, but was bound to `{}`",
-                        text(node),
-                        bound.text(self.source)
-                    )),
-                    None => here(format!(
-                        "`${name}` wants a named node, found `{}`",
-                        text(node)
-                    )),
-                };
-            }
-            PatNode::Var(None) | PatNode::Multi(None) => {
-                return here(format!("wants a named node, found `{}`", text(node)));
-            }
             PatNode::Node(p) => p,
             // The alternative that came closest says why none matched.
             PatNode::Any(alternatives) => {
@@ -439,6 +439,9 @@ impl Matcher<'_> {
                     .map(|a| self.difference(a, node, &mut b.clone(), depth))
                     .max_by_key(|m| m.depth)
                     .unwrap_or_else(|| here("no alternative".into()));
+            }
+            PatNode::Var(name) | PatNode::Multi(name) => {
+                return here(self.metavar_difference(name.as_deref(), node, b));
             }
         };
         if node.kind() != p.kind {
