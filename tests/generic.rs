@@ -231,3 +231,25 @@ fn a_template_may_use_only_what_every_alternative_binds() {
     let _guard = snapshots(module_path!());
     insta::assert_snapshot!("alternative_not_python", crate::util::rule_error(bad));
 }
+
+#[test]
+fn ordered_patterns_match_keywords_only_in_their_order() {
+    let rule = |ordered: &str| {
+        format!(
+            "id: r\nmatch: \"f(a=$A, b=$B)\"\nordered: {ordered}\naction: {{replace: \"g($A, $B)\"}}\nexpect: {{min: 0}}\n"
+        )
+    };
+    let source = "f(a=1, b=2)\nf(b=3, a=4)\n";
+    let unordered = patch(&rules(&rule("false")), &versions(&[]), "m.py", source).unwrap();
+    assert_eq!(unordered.output, "g(1, 2)\ng(4, 3)\n");
+    let ordered = patch(&rules(&rule("true")), &versions(&[]), "m.py", source).unwrap();
+    assert_eq!(ordered.output, "g(1, 2)\nf(b=3, a=4)\n");
+    let loaded = load_yaml("r.yaml", &rule("true")).unwrap();
+    assert!(loaded[0].ordered);
+    let with_comments: Vec<_> = loaded.iter().map(|r| (r.clone(), String::new())).collect();
+    assert_eq!(
+        load_dsl("r.graft", &write::to_dsl(&with_comments)).unwrap(),
+        loaded
+    );
+    assert!(crate::util::rule_error(&rule("yes please")).contains("true or false"));
+}

@@ -30,8 +30,11 @@ pub(super) fn pattern_error(
 
 pub(super) fn compile_rule(rule: Rule) -> Result<CompiledRule, RuleError> {
     let sources: Vec<&str> = rule.patterns.iter().map(|p| p.text.as_str()).collect();
-    let pattern = Pattern::compile_any(&sources)
+    let mut pattern = Pattern::compile_any(&sources)
         .map_err(|(i, e)| pattern_error(&rule, &rule.patterns[i], "`match`", e))?;
+    if rule.ordered {
+        pattern.keep_keyword_order();
+    }
     let loop_patterns = rule
         .inside
         .loop_header

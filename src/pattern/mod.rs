@@ -47,6 +47,8 @@ pub struct NodePattern {
     pub children: Vec<(Option<String>, PatNode)>,
     /// Whether this is the call an argument action edits.
     pub is_action_call: bool,
+    /// For an argument list: keyword arguments must stand in the pattern's order.
+    pub ordered: bool,
 }
 
 impl PatNode {
@@ -191,6 +193,21 @@ impl Pattern {
             literals: literals_of(&root),
             root,
         })
+    }
+
+    /// Makes keyword order matter in every argument list of the pattern (`ordered: true`).
+    pub fn keep_keyword_order(&mut self) {
+        fn walk(node: &mut PatNode) {
+            match node {
+                PatNode::Node(n) => {
+                    n.ordered |= n.kind == "argument_list";
+                    n.children.iter_mut().for_each(|(_, c)| walk(c));
+                }
+                PatNode::Any(alternatives) => alternatives.iter_mut().for_each(walk),
+                PatNode::Var(_) | PatNode::Multi(_) => {}
+            }
+        }
+        walk(&mut self.root);
     }
 
     /// Compiles `match: {any: [...]}`: each alternative as a pattern of its own. A match binds
@@ -357,6 +374,7 @@ fn convert(
             text: node.is_named().then(|| node_text.to_string()),
             children: Vec::new(),
             is_action_call: false,
+            ordered: false,
         }));
     }
     let mut cursor = node.walk();
@@ -391,6 +409,7 @@ fn convert(
         text: None,
         children: children.into_iter().map(|(f, c, _)| (f, c)).collect(),
         is_action_call: false,
+        ordered: false,
     }))
 }
 

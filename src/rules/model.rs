@@ -384,6 +384,9 @@ pub struct Rule {
     pub expect: Option<Expect>,
     /// Every edit must keep the file's line count and every other line at its number.
     pub preserve_lines: bool,
+    /// Keyword arguments of `match` must stand in the pattern's order (by default they match
+    /// wherever they stand).
+    pub ordered: bool,
     /// File-level source probes: the rule runs only on files that pass them.
     pub when: When,
     /// What a missed `expect` does: fail (default), warn, or pass silently.

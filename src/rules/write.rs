@@ -82,6 +82,9 @@ pub fn to_value(rule: &Rule) -> Value {
     if !when.is_empty() {
         put("when", Value::Mapping(when));
     }
+    if rule.ordered {
+        put("ordered", true.into());
+    }
     if rule.preserve_lines {
         put("preserve_lines", true.into());
     }

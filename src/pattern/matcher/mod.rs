@@ -168,7 +168,7 @@ impl<'s> Matcher<'s> {
         {
             return ok;
         }
-        let ok = if p.kind == "argument_list" {
+        let ok = if p.kind == "argument_list" && !p.ordered {
             let patterns: Vec<&PatNode> = p.children.iter().map(|(_, c)| c).collect();
             self.arguments(&patterns, &targets, b)
         } else {

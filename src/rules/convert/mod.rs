@@ -37,6 +37,7 @@ pub const RULE_KEYS: &[&str] = &[
     "on_refuse",
     "when",
     "preserve_lines",
+    "ordered",
     "tests",
 ];
 /// The keys of `inside`.
@@ -226,11 +227,13 @@ impl Cx<'_> {
             .map(|(p, v)| self.expect(&p, v))
             .transpose()?;
         let when = optional(field("when"), |p, v| self.when(p, v))?;
-        let preserve_lines = match field("preserve_lines") {
-            Some((_, Value::Bool(b))) => *b,
-            Some((p, v)) => return Err(self.wrong_type(&p, "preserve_lines", "true or false", v)),
-            None => false,
+        let flag = |key: &str| match field(key) {
+            Some((_, Value::Bool(b))) => Ok(*b),
+            Some((p, v)) => Err(self.wrong_type(&p, key, "true or false", v)),
+            None => Ok(false),
         };
+        let preserve_lines = flag("preserve_lines")?;
+        let ordered = flag("ordered")?;
         let on_miss = optional(field("on_miss"), |p, v| self.policy(p, "on_miss", v))?;
         let on_refuse = optional(field("on_refuse"), |p, v| self.policy(p, "on_refuse", v))?;
         let tests = optional(field("tests"), |p, v| self.tests(p, v))?;
@@ -250,6 +253,7 @@ impl Cx<'_> {
             expect,
             when,
             preserve_lines,
+            ordered,
             on_miss,
             on_refuse,
             tests,
