@@ -253,3 +253,111 @@ fn ordered_patterns_match_keywords_only_in_their_order() {
     );
     assert!(crate::util::rule_error(&rule("yes please")).contains("true or false"));
 }
+
+/// A generic rule that fires only where the callee takes `position_embeddings`, and only in
+/// classes that do not compute them themselves.
+const PROBED: &str = r#"id: pass-embeddings
+inside:
+  class:
+    has: "self.$LIST = nn.ModuleList([$CLS($$$A) for $I in $R])"
+  function: forward
+  loop: "for $LAYER in self.$LIST"
+match: "$OUT = $LAYER($$$ARGS)"
+when:
+  signature: {of: $CLS.forward, has: [position_embeddings], order: [hidden_states, position_embeddings]}
+  scope: class
+  lacks: "position_embeddings = self.rotary_emb($$$E)"
+action:
+  set_kwargs: {position_embeddings: "self.rope(hidden_states)"}
+expect: {min: 0}
+"#;
+
+const PROBED_MODELS: &str = r#"class RopeLayer(nn.Module):
+    def forward(self, hidden_states, position_embeddings=None):
+        return hidden_states
+
+
+class PlainLayer(nn.Module):
+    def forward(self, hidden_states, mask=None):
+        return hidden_states
+
+
+class A(nn.Module):
+    def __init__(self, config):
+        self.layers = nn.ModuleList([RopeLayer(config) for _ in range(2)])
+
+    def forward(self, hidden_states):
+        for layer in self.layers:
+            hidden_states = layer(hidden_states)
+        return hidden_states
+
+
+class B(nn.Module):
+    def __init__(self, config):
+        self.layers = nn.ModuleList([PlainLayer(config) for _ in range(2)])
+
+    def forward(self, hidden_states):
+        for layer in self.layers:
+            hidden_states = layer(hidden_states)
+        return hidden_states
+
+
+class C(nn.Module):
+    def __init__(self, config):
+        self.layers = nn.ModuleList([RopeLayer(config) for _ in range(2)])
+
+    def forward(self, hidden_states):
+        position_embeddings = self.rotary_emb(hidden_states)
+        for layer in self.layers:
+            hidden_states = layer(hidden_states, position_embeddings=position_embeddings)
+        return hidden_states
+"#;
+
+#[test]
+fn signature_and_scoped_probes_decide_per_site() {
+    let out = patch(&rules(PROBED), &versions(&[]), "m.py", PROBED_MODELS)
+        .unwrap_or_else(|e| panic!("{}", render(&e)));
+    // A's layer takes position_embeddings: patched. B's does not: left alone (guarded).
+    // C computes its own: the scoped `lacks` keeps it out.
+    assert_eq!(
+        out.output.matches("self.rope(hidden_states)").count(),
+        1,
+        "{}",
+        out.output
+    );
+    let report = &out.rules[0];
+    assert_eq!(report.matches.len(), 2, "A and B match; C is out of scope");
+    assert!(report.matches[1].guarded);
+    let loaded = load_yaml("r.yaml", PROBED).unwrap();
+    let with_comments: Vec<_> = loaded.iter().map(|r| (r.clone(), String::new())).collect();
+    assert_eq!(
+        load_dsl("r.graft", &write::to_dsl(&with_comments)).unwrap(),
+        loaded
+    );
+    assert_eq!(
+        load_yaml("r.yaml", &write::to_yaml(&with_comments)).unwrap(),
+        loaded
+    );
+}
+
+#[test]
+fn probe_errors_are_precise() {
+    let _guard = snapshots(module_path!());
+    let unbound = PROBED.replace("of: $CLS.forward", "of: $KLASS.forward");
+    insta::assert_snapshot!("probe_unbound", crate::util::rule_error(&unbound));
+    let scope_alone = "id: r\nmatch: \"f($X)\"\nwhen: {scope: class}\naction: {delete: true}\n";
+    insta::assert_snapshot!("probe_scope_alone", crate::util::rule_error(scope_alone));
+    let no_of = "id: r\nmatch: \"f($X)\"\nwhen: {signature: {has: [a]}}\naction: {delete: true}\n";
+    insta::assert_snapshot!("probe_no_of", crate::util::rule_error(no_of));
+    // A callee that cannot be found is a refusal, never a guess.
+    let missing = PROBED_MODELS.replace(
+        "class RopeLayer(nn.Module):",
+        "class OtherLayer(nn.Module):",
+    );
+    let err = patch(&rules(PROBED), &versions(&[]), "m.py", &missing).unwrap_err();
+    assert!(
+        render(&err).contains("no definition of `RopeLayer.forward`"),
+        "{}",
+        render(&err)
+    );
+}

@@ -6,6 +6,7 @@
 pub mod arglist;
 mod call;
 mod function;
+mod lookup;
 mod positional;
 mod rename;
 mod resolve;
@@ -21,6 +22,7 @@ use crate::pattern::matcher::Bindings;
 use crate::python::significant_children;
 use crate::rules::action::{Action, ActionSpec, Arg};
 use crate::rules::model::Snippet;
+pub use lookup::{probe_signature, signature_at};
 pub use resolve::Signatures;
 
 /// What a match must be for an action to apply.

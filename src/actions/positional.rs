@@ -5,8 +5,10 @@ use std::collections::HashMap;
 use std::ops::Range;
 
 use super::arglist::{ArgList, Item};
-use super::signature::{LookupError, Param, ParamKind, Signature};
-use super::{ActionFailure, ActionUnit, Facts, Needs, Signatures, Site, register_action};
+use super::signature::{Param, ParamKind, Signature};
+use super::{
+    ActionFailure, ActionUnit, Facts, Needs, Signatures, Site, register_action, signature_at,
+};
 use crate::edit::Edit;
 use crate::rules::action::{ActionSpec, Arg, ArgReader};
 use crate::rules::convert::is_identifier;
@@ -98,11 +100,7 @@ impl ActionUnit for KwargsToPositional {
             return Ok(Vec::new());
         }
         let written = args.field("signature").map_or("", Arg::text);
-        let name = bound_name(written, site, list.byte_range())?;
-        let sig = match signatures.get(site.root, site.source, &name) {
-            Ok(sig) => sig.clone(),
-            Err(e) => return Err(lookup_failure(e, &name, list.byte_range())),
-        };
+        let sig = signature_at(written, site, signatures, list.byte_range(), "this call")?;
         let keep = args
             .field("keep_keyword")
             .map(Arg::names)
@@ -124,46 +122,6 @@ impl ActionUnit for KwargsToPositional {
     }
 }
 
-/// The signature's name with each metavariable replaced by the name it bound (`$CLS.forward`
-/// → `LlamaDecoderLayer.forward`); a binding that is not a plain name is refused.
-fn bound_name(
-    written: &str,
-    site: &Site<'_, '_>,
-    at: Range<usize>,
-) -> Result<String, ActionFailure> {
-    let mut parts = Vec::new();
-    for part in written.split('.') {
-        let Some(metavar) = part.strip_prefix('$') else {
-            parts.push(part.to_string());
-            continue;
-        };
-        let bound = site.bindings.get(metavar).map(|c| c.text(site.source));
-        match bound {
-            Some(name) if is_identifier(name) => parts.push(name.to_string()),
-            Some(other) => {
-                return Err(ActionFailure::at(
-                    at,
-                    "this call",
-                    format!(
-                        "`${metavar}` is bound to `{other}`, which is not a class or function name"
-                    ),
-                )
-                .help(format!(
-                    "the signature `{written}` needs a plain name there"
-                )));
-            }
-            None => {
-                return Err(ActionFailure::at(
-                    at,
-                    "this call",
-                    format!("`${metavar}` is bound to nothing at this match"),
-                ));
-            }
-        }
-    }
-    Ok(parts.join("."))
-}
-
 /// Refuses `keep_keyword` names the signature does not have: a misspelt name would silently
 /// keep nothing.
 fn check_kept(keep: &[&str], sig: &Signature, at: Range<usize>) -> Result<(), ActionFailure> {
@@ -183,46 +141,6 @@ fn check_kept(keep: &[&str], sig: &Signature, at: Range<usize>) -> Result<(), Ac
         Some(s) => failure.help(format!("did you mean `{s}`?")),
         None => failure.help(format!("its parameters: {}", names.join(", "))),
     })
-}
-
-/// The refusal when the signature `name` cannot be found (or not told apart).
-fn lookup_failure(e: &LookupError, name: &str, at: Range<usize>) -> ActionFailure {
-    let (reason, help) = match e {
-        LookupError::NotFound { searched } if !searched.is_empty() => {
-            let places: Vec<String> = searched.iter().map(|s| format!("  - {s}")).collect();
-            return ActionFailure::at(
-                at,
-                "this call",
-                format!("no definition of `{name}` was found"),
-            )
-            .help(format!("searched:\n{}", places.join("\n")));
-        }
-        LookupError::NotFound { .. } => (
-            format!("no definition of `{name}` in this file"),
-            "the signature must be defined in the file being patched (or, at run time, in the signature context); check `signature:`",
-        ),
-        LookupError::NoMethod => (
-            format!(
-                "the class defines no `{}`",
-                name.rsplit('.').next().unwrap_or(name)
-            ),
-            "an inherited method is not guessed at: name the class that defines it",
-        ),
-        LookupError::DefinedAndImported { module } => (
-            format!(
-                "`{}` is both defined in this file and imported from `{module}`",
-                name.split('.').next().unwrap_or(name)
-            ),
-            "which one runs is decided when the module is imported: the engine does not guess",
-        ),
-        LookupError::Ambiguous(n) => (
-            format!(
-                "`{name}` has {n} definitions that differ (in parameters, or in whether they define it)"
-            ),
-            "the engine does not guess which definition applies",
-        ),
-    };
-    ActionFailure::at(at, "this call", reason).help(help)
 }
 
 /// Rewrites keyword arguments into positionals in the signature's order, filling skipped

@@ -179,6 +179,7 @@ impl CompiledRule {
             && self.not_inside.is_none()
             && self.when_has.is_none()
             && self.when_lacks.is_none()
+            && self.rule.when.signature.is_none()
             && self.rule.expect.is_none_or(|e| e.per.is_none())
             && edits_within_match;
         if !local {

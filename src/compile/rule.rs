@@ -63,15 +63,7 @@ pub(super) fn compile_rule(rule: Rule) -> Result<CompiledRule, RuleError> {
         return Err(wrong_target(&rule, Needs::Call));
     }
     let bound = bound_names(&pattern, &loop_patterns, &class_scope, &function_scope);
-    let unit = actions::unit(&rule.action);
-    let args = &rule.action.args;
-    for template in unit
-        .templates(args)
-        .into_iter()
-        .chain(unit.metavar_args(args))
-    {
-        check_template(&rule, template, &bound)?;
-    }
+    check_bound(&rule, &bound)?;
     let constraints = compile_constraints(&rule, &bound)?;
     let files = compile_globs(&rule)?;
     // Checked when the rule set's one query is built (compiling a query costs milliseconds).
@@ -120,6 +112,37 @@ fn bound_names<'p>(
         .chain(function.has.iter().flat_map(|p| p.metavars.iter()))
         .map(String::as_str)
         .collect()
+}
+
+/// Every metavariable the rule uses outside its patterns — in templates, in action arguments
+/// that name metavariables, in `when.signature.of` — must be bound by a pattern.
+fn check_bound(rule: &Rule, bound: &[&str]) -> Result<(), RuleError> {
+    let unit = actions::unit(&rule.action);
+    let args = &rule.action.args;
+    for template in unit
+        .templates(args)
+        .into_iter()
+        .chain(unit.metavar_args(args))
+    {
+        check_template(rule, template, bound)?;
+    }
+    if let Some(probe) = &rule.when.signature
+        && let Some(name) = probe
+            .of
+            .value
+            .split('.')
+            .filter_map(|part| part.strip_prefix('$'))
+            .find(|name| !bound.contains(name))
+    {
+        return Err(RuleError::new(
+            RuleErrorKind::UnboundMetavariable {
+                name: name.to_string(),
+            },
+            &rule.origin.file,
+            probe.of.span.clone(),
+        ));
+    }
+    Ok(())
 }
 
 fn check_template(rule: &Rule, template: &Snippet, bound: &[&str]) -> Result<(), RuleError> {

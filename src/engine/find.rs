@@ -12,6 +12,7 @@ use crate::compile::{CompiledRule, RuleId};
 use crate::pattern::matcher::{Bindings, Capture, Matcher};
 use crate::pattern::query::ROOT_CAPTURE;
 use crate::prefilter::Hits;
+use crate::rules::model::Per;
 
 /// One match of a rule.
 pub(crate) struct Found<'t> {
@@ -184,7 +185,9 @@ fn match_at<'t>(
     let seeds = scope::scope_bindings(rule, root, node, text, matcher, cache).ok()?;
     if matched && seeds.len() == 1 && seeds[0].is_empty() {
         // No scope seeds the bindings: the pattern's alone are the match's.
-        if !constraints_hold(rule, &alone, text, matcher) {
+        if !constraints_hold(rule, &alone, text, matcher)
+            || !scoped_probes_hold(rule, root, node, &alone, matcher)
+        {
             return None;
         }
         let guarded = guarded(rule, root, node, &alone, matcher);
@@ -197,6 +200,7 @@ fn match_at<'t>(
     seeds.into_iter().find_map(|mut bindings| {
         if !matcher.matches(&rule.pattern.root, node, &mut bindings)
             || !constraints_hold(rule, &bindings, text, matcher)
+            || !scoped_probes_hold(rule, root, node, &bindings, matcher)
         {
             return None;
         }
@@ -231,6 +235,32 @@ fn guarded<'t>(
         }
     }
     false
+}
+
+/// Whether `when: {scope: ...}` probes hold in the class or function enclosing the match,
+/// seeded with its bindings (so a metavariable they share with the match must agree).
+fn scoped_probes_hold<'t>(
+    rule: &CompiledRule,
+    root: Node<'t>,
+    node: Node<'t>,
+    bindings: &Bindings<'t>,
+    matcher: &Matcher<'_>,
+) -> bool {
+    let Some(per) = rule.rule.when.scope else {
+        return true;
+    };
+    let kind = match per {
+        Per::Class => "class_definition",
+        Per::Function => "function_definition",
+    };
+    let Some(enclosing) = scope::ancestors(root, node)
+        .into_iter()
+        .find(|n| n.kind() == kind)
+    else {
+        return false;
+    };
+    let occurs = |p: &crate::pattern::Pattern| matcher.occurs_in(&p.root, enclosing, bindings);
+    rule.when_has.as_ref().is_none_or(occurs) && !rule.when_lacks.as_ref().is_some_and(occurs)
 }
 
 /// Whether what the match bound meets the rule's `where` conditions.

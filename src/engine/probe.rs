@@ -22,7 +22,10 @@ pub(crate) fn probe(rule: &CompiledRule, text: &str, root: Option<Node<'_>>) -> 
     {
         return Err(format!("when: the file contains `{}`", c.value));
     }
-    let Some(root) = root else { return Ok(()) };
+    // Scoped probes decide per site (see `find`), not for the file.
+    let Some(root) = root.filter(|_| when.scope.is_none()) else {
+        return Ok(());
+    };
     let matcher = Matcher::new(text);
     let found = |pattern: &Pattern| matcher.occurs_in(&pattern.root, root, &Bindings::default());
 

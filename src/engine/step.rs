@@ -143,7 +143,13 @@ impl Engine<'_> {
             }
             let mut refused = None;
             let edits = match plan_edits(rule, m, input, signatures) {
-                Ok(edits) => edits,
+                Ok(Some(edits)) => edits,
+                // `when.signature` leaves this site alone: it counts, as a guarded match does.
+                Ok(None) => {
+                    let report = locator.match_report(range, &m.bindings, &[], true);
+                    plan.report.matches.push(report);
+                    continue;
+                }
                 // The rule's policy leaves a refused site alone; its other sites still apply.
                 Err(f) if rule.rule.on_refuse != Policy::Error => {
                     refused = Some(f.reason.clone());
@@ -199,13 +205,13 @@ impl Engine<'_> {
 }
 
 /// The edits `rule`'s action plans at match `m`, checked against `preserve_lines`, with the
-/// file's line ends.
+/// file's line ends; `None` where the rule's `when.signature` probe does not hold there.
 fn plan_edits(
     rule: &CompiledRule,
     m: &Found<'_>,
     input: &StepInput<'_>,
     signatures: &mut Signatures,
-) -> Result<Vec<Edit>, ActionFailure> {
+) -> Result<Option<Vec<Edit>>, ActionFailure> {
     let text = input.text;
     let site = Site {
         source: text,
@@ -213,17 +219,22 @@ fn plan_edits(
         node: m.node,
         bindings: &m.bindings,
     };
+    if let Some(probe) = &rule.rule.when.signature
+        && actions::probe_signature(probe, &site, signatures)?.is_some()
+    {
+        return Ok(None);
+    }
     let edits = actions::plan(&rule.rule.action, &site, signatures)?;
     if rule.rule.preserve_lines {
         keeps_lines(&edits, text)?;
     }
     // A file with Windows line ends gets them in inserted code too.
     let crlf = text.find('\n').is_some_and(|i| text[..i].ends_with('\r'));
-    Ok(if crlf {
+    Ok(Some(if crlf {
         edits.into_iter().map(Edit::to_crlf).collect()
     } else {
         edits
-    })
+    }))
 }
 
 /// The drift error when `matches` miss `expect`: in the whole file, or in the first class or

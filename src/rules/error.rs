@@ -121,7 +121,9 @@ pub enum RuleErrorKind {
         cycle: String,
     },
     /// A metavariable used but bound by nothing.
-    #[error("`${name}` is used here but bound by neither `match` nor `inside.loop`")]
+    #[error(
+        "`${name}` is used here but bound by no pattern: not `match`, `inside.loop` or an `inside` scope's `has`"
+    )]
     UnboundMetavariable {
         /// The metavariable's name.
         name: String,

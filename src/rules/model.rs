@@ -434,6 +434,11 @@ pub struct When {
     pub contains: Option<Spanned<String>>,
     /// The file's text must not contain this.
     pub lacks_text: Option<Spanned<String>>,
+    /// Where `has` and `lacks` look: the whole file (`None`), or the class or function that
+    /// encloses each match, with the match's bindings — then they decide per site.
+    pub scope: Option<Per>,
+    /// Per site: the callee's signature must take (or lack) these parameters.
+    pub signature: Option<SignatureProbe>,
 }
 
 impl When {
@@ -443,7 +448,22 @@ impl When {
             && self.lacks.is_none()
             && self.contains.is_none()
             && self.lacks_text.is_none()
+            && self.signature.is_none()
     }
+}
+
+/// `signature: {of: $CLS.forward, has: [...], lacks: [...], order: [...]}`: what a callee's
+/// signature must look like at a site.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SignatureProbe {
+    /// `Class.method` or `function`; a part may be a metavariable the match bound.
+    pub of: Spanned<String>,
+    /// Parameters it must take.
+    pub has: Vec<Spanned<String>>,
+    /// Parameters it must not take.
+    pub lacks: Vec<Spanned<String>>,
+    /// Parameters it must take in this order (others may stand between them).
+    pub order: Vec<Spanned<String>>,
 }
 
 /// What one kind of failure of a rule does: a missed `expect` (`on_miss`) or an action that

@@ -203,6 +203,24 @@ fn when_value(rule: &Rule) -> Mapping {
     if let Some(s) = &rule.when.lacks_text {
         when.insert("lacks_text".into(), s.value.clone().into());
     }
+    if let Some(scope) = rule.when.scope {
+        when.insert("scope".into(), scope.name().into());
+    }
+    if let Some(probe) = &rule.when.signature {
+        let mut m = Mapping::new();
+        m.insert("of".into(), probe.of.value.clone().into());
+        for (key, names) in [
+            ("has", &probe.has),
+            ("lacks", &probe.lacks),
+            ("order", &probe.order),
+        ] {
+            if !names.is_empty() {
+                let items = names.iter().map(|n| Value::from(n.value.clone())).collect();
+                m.insert(key.into(), Value::Sequence(items));
+            }
+        }
+        when.insert("signature".into(), Value::Mapping(m));
+    }
     when
 }
 

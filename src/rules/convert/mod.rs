@@ -13,7 +13,7 @@ use super::Syntax;
 use super::action::{ArgReader, action_names, action_spec};
 use super::error::{RuleError, RuleErrorKind, did_you_mean};
 use super::model::{
-    Action, Expect, Origin, Per, Phase, Policy, Requirement, Rule, Spanned, When, normalize_package,
+    Action, Expect, Origin, Phase, Policy, Requirement, Rule, Spanned, normalize_package,
 };
 use super::spans::{Path, Seg, SpanIndex};
 use crate::source::SourceFile;
@@ -280,29 +280,6 @@ impl Cx<'_> {
     }
 
     /// The `when` probes.
-    fn when(&self, p: &[Seg], value: &Value) -> Result<When, RuleError> {
-        let Value::Mapping(m) = value else {
-            return Err(self.wrong_type(p, "when", "a mapping of probes", value));
-        };
-        self.check_keys(p, m, &["has", "lacks", "contains", "lacks_text"], "`when`")?;
-        let code = |k: &str| {
-            m.get(k)
-                .map(|v| self.snippet(&key_path(p, k), k, v))
-                .transpose()
-        };
-        let text = |k: &str| {
-            m.get(k)
-                .map(|v| self.string(&key_path(p, k), k, v))
-                .transpose()
-        };
-        Ok(When {
-            has: code("has")?,
-            lacks: code("lacks")?,
-            contains: text("contains")?,
-            lacks_text: text("lacks_text")?,
-        })
-    }
-
     /// A failure policy (`on_miss`, `on_refuse`).
     fn policy(&self, p: &[Seg], key: &str, value: &Value) -> Result<Policy, RuleError> {
         let s = self.string(p, key, value)?;
@@ -475,23 +452,10 @@ impl Cx<'_> {
                 }
                 let min = count.or(bound("min")?).unwrap_or(0);
                 let max = count.or(bound("max")?);
-                let per = match map.get("per") {
-                    None => None,
-                    Some(v) => {
-                        let pp = key_path(path, "per");
-                        match self.string(&pp, "per", v)?.value.as_str() {
-                            "class" => Some(Per::Class),
-                            "function" => Some(Per::Function),
-                            other => {
-                                return Err(self.invalid(
-                                    &pp,
-                                    "per",
-                                    format!("`{other}` is not class or function"),
-                                ));
-                            }
-                        }
-                    }
-                };
+                let per = map
+                    .get("per")
+                    .map(|v| self.per(&key_path(path, "per"), "per", v))
+                    .transpose()?;
                 if let Some(max) = max
                     && max < min
                 {
@@ -540,3 +504,4 @@ mod scope;
 #[cfg(test)]
 mod tests;
 mod values;
+mod when;
