@@ -361,3 +361,70 @@ fn probe_errors_are_precise() {
         render(&err)
     );
 }
+
+const SEQUENCE_SOURCE: &str = "def forward(self, x):
+    h = self.norm(x)
+    # the residual
+    h = self.attn(h)
+    x = x + h
+    return x
+";
+
+#[test]
+fn a_sequence_matches_consecutive_statements_and_replace_spans_them() {
+    let rule = "id: r\nmatch: |-\n  $H = self.norm($X)\n  $H = self.attn($H)\naction:\n  replace: |-\n    $H = self.attn(self.norm($X))\nexpect: 1\n";
+    let out = patch(&rules(rule), &versions(&[]), "m.py", SEQUENCE_SOURCE)
+        .unwrap_or_else(|e| panic!("{}", render(&e)));
+    assert_eq!(
+        out.output,
+        "def forward(self, x):\n    h = self.attn(self.norm(x))\n    x = x + h\n    return x\n"
+    );
+    // Bindings are shared across the statements: `$H` must be the same name in both.
+    let other = SEQUENCE_SOURCE.replace("h = self.attn(h)", "g = self.attn(h)");
+    let err = patch(&rules(rule), &versions(&[]), "m.py", &other).unwrap_err();
+    assert!(render(&err).contains("found 0"), "{}", render(&err));
+}
+
+#[test]
+fn a_gap_lets_statements_stand_between_and_insertions_anchor_on_the_ends() {
+    let after = "id: r\nmatch: |-\n  $H = self.norm($X)\n  $$$\n  return $X\naction:\n  insert_after: \"assert $X is not None\"\nexpect: 1\n";
+    let out = patch(&rules(after), &versions(&[]), "m.py", SEQUENCE_SOURCE)
+        .unwrap_or_else(|e| panic!("{}", render(&e)));
+    assert!(
+        out.output
+            .ends_with("    return x\n    assert x is not None\n"),
+        "{}",
+        out.output
+    );
+    let before = after.replace("insert_after", "insert_before");
+    let out = patch(&rules(&before), &versions(&[]), "m.py", SEQUENCE_SOURCE).unwrap();
+    assert!(
+        out.output
+            .starts_with("def forward(self, x):\n    assert x is not None\n    h = self.norm(x)\n"),
+        "{}",
+        out.output
+    );
+}
+
+#[test]
+fn deleting_a_sequence_keeps_its_comments_and_never_empties_a_block() {
+    let rule = "id: r\nmatch: |-\n  $H = self.norm($X)\n  $H = self.attn($H)\naction: {delete: true}\nexpect: 1\n";
+    let out = patch(&rules(rule), &versions(&[]), "m.py", SEQUENCE_SOURCE).unwrap();
+    assert_eq!(
+        out.output,
+        "def forward(self, x):\n    # the residual\n    x = x + h\n    return x\n"
+    );
+    let whole = "id: r\nmatch: |-\n  $H = self.norm($X)\n  $$$\n  return $X\naction: {delete: true}\nexpect: 1\n";
+    let out = patch(&rules(whole), &versions(&[]), "m.py", SEQUENCE_SOURCE).unwrap();
+    assert_eq!(
+        out.output,
+        "def forward(self, x):\n    # the residual\n    pass\n"
+    );
+}
+
+#[test]
+fn a_sequence_must_start_and_end_with_a_statement() {
+    let _guard = snapshots(module_path!());
+    let rule = "id: r\nmatch: |-\n  $$$\n  return $X\naction: {delete: true}\n";
+    insta::assert_snapshot!("sequence_starts_with_gap", crate::util::rule_error(rule));
+}

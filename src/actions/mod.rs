@@ -146,13 +146,20 @@ pub struct Site<'a, 't> {
     pub source: &'a str,
     /// The file's root node (signatures are looked up there).
     pub root: Node<'t>,
-    /// The matched node.
+    /// The matched node (for a statement sequence, its first statement).
     pub node: Node<'t>,
+    /// The match's last node: `node`, or a statement sequence's last statement.
+    pub last: Node<'t>,
     /// The match's bindings.
     pub bindings: &'a Bindings<'t>,
 }
 
 impl<'t> Site<'_, 't> {
+    /// The bytes the match spans.
+    fn range(&self) -> std::ops::Range<usize> {
+        self.node.start_byte()..self.last.end_byte()
+    }
+
     /// The argument list of the call the action edits, if the match has one.
     fn call_arguments(&self) -> Option<Node<'t>> {
         self.bindings

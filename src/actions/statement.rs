@@ -43,7 +43,7 @@ impl ActionUnit for Replace {
         site: &Site<'_, '_>,
         _: &mut Signatures,
     ) -> Result<Vec<Edit>, ActionFailure> {
-        let range = site.node.byte_range();
+        let range = site.range();
         let indent = line_indent(site.source, range.start);
         let text = substitute(args.text(), site.bindings, site.source, indent);
         keeps_return_annotation(site, &text)?;
@@ -122,7 +122,8 @@ impl ActionUnit for Insert {
 /// The insertion of `template` before or after the statement holding the match; none where
 /// the code already stands there.
 fn insert(template: &str, site: &Site<'_, '_>, before: bool) -> Option<Edit> {
-    let statement = enclosing_statement(site.node);
+    // A statement sequence is anchored on its first statement, or after its last.
+    let statement = enclosing_statement(if before { site.node } else { site.last });
     let indent = line_indent(site.source, statement.start_byte());
     let code = substitute(template, site.bindings, site.source, indent);
     let (siblings, at) = siblings_of(statement);
@@ -184,20 +185,34 @@ impl ActionUnit for Delete {
         site: &Site<'_, '_>,
         _: &mut Signatures,
     ) -> Result<Vec<Edit>, ActionFailure> {
-        let target: Node<'_> = if site.node.kind() == "decorator" {
-            site.node
+        let (first, last): (Node<'_>, Node<'_>) = if site.node.kind() == "decorator" {
+            (site.node, site.node)
         } else {
-            enclosing_statement(site.node)
+            (
+                enclosing_statement(site.node),
+                enclosing_statement(site.last),
+            )
         };
-        let (siblings, _) = siblings_of(target);
-        let edit = if target.kind() != "decorator" && siblings.len() == 1 {
-            // A block cannot be empty: the only statement becomes `pass`.
+        let (siblings, at) = siblings_of(first);
+        let deleted = siblings[at..]
+            .iter()
+            .take_while(|s| s.end_byte() <= last.end_byte())
+            .count();
+        let edit = if first.kind() != "decorator" && siblings.len() == deleted {
+            // A block cannot be empty: its only statements become `pass` (after the comments
+            // they held, which stay).
+            let indent = line_indent(site.source, first.start_byte());
+            let mut text = String::new();
+            for comment in inner_comments(first, last, site.source) {
+                text.push_str(&format!("{comment}\n{indent}"));
+            }
+            text.push_str("pass");
             Edit {
-                range: target.byte_range(),
-                text: "pass".to_string(),
+                range: first.start_byte()..last.end_byte(),
+                text,
             }
         } else {
-            delete_lines(site.source, target)
+            delete_lines(site.source, first, last)
         };
         Ok(site.changing(Some(edit)))
     }
@@ -206,8 +221,8 @@ impl ActionUnit for Delete {
 /// Removes whole lines where the node stands alone on them, otherwise just the node. The
 /// comments the node held, or that ended its last line, stay, each on a line of its own at
 /// the node's indentation: a comment says why, and deleting the code does not answer it.
-fn delete_lines(source: &str, node: Node<'_>) -> Edit {
-    let range = node.byte_range();
+fn delete_lines(source: &str, node: Node<'_>, last: Node<'_>) -> Edit {
+    let range = node.start_byte()..last.end_byte();
     let line_start = source[..range.start].rfind('\n').map_or(0, |i| i + 1);
     let line_end = source[range.end..]
         .find('\n')
@@ -220,7 +235,7 @@ fn delete_lines(source: &str, node: Node<'_>) -> Edit {
             text: String::new(),
         };
     }
-    let mut comments = inner_comments(node, source);
+    let mut comments = inner_comments(node, last, source);
     if after.starts_with('#') {
         comments.push(after);
     }
@@ -239,10 +254,20 @@ fn delete_lines(source: &str, node: Node<'_>) -> Edit {
     }
 }
 
-/// The comments inside `node`, in order.
-fn inner_comments<'s>(node: Node<'_>, source: &'s str) -> Vec<&'s str> {
+/// The comments from `node` to `last` (siblings, or one node), in order.
+fn inner_comments<'s>(node: Node<'_>, last: Node<'_>, source: &'s str) -> Vec<&'s str> {
     let mut out = Vec::new();
-    let mut stack = vec![node];
+    let mut stack: Vec<Node<'_>> = match node.parent().filter(|_| node != last) {
+        Some(parent) => {
+            let mut cursor = parent.walk();
+            let run: Vec<Node<'_>> = parent
+                .children(&mut cursor)
+                .filter(|c| node.start_byte() <= c.start_byte() && c.end_byte() <= last.end_byte())
+                .collect();
+            run.into_iter().rev().collect()
+        }
+        None => vec![node],
+    };
     while let Some(n) = stack.pop() {
         if n.kind() == "comment" {
             out.push(&source[n.byte_range()]);

@@ -47,6 +47,7 @@ pub(super) fn by_root_kind(rules: &[CompiledRule]) -> Vec<Vec<usize>> {
     for (i, rule) in rules.iter().enumerate() {
         let roots = match &rule.pattern.root {
             PatNode::Any(alternatives) => alternatives.iter().collect(),
+            PatNode::Seq(parts) => vec![&parts[0]],
             root => vec![root],
         };
         for root in roots {

@@ -98,7 +98,7 @@ pub(crate) fn drift(
             .iter()
             .enumerate()
             .map(|(i, m)| {
-                let r = m.node.byte_range();
+                let r = m.node.start_byte()..m.last.end_byte();
                 let first_line = r.start..text[r.clone()].find('\n').map_or(r.end, |n| r.start + n);
                 LabeledSpan::new_with_span(Some(format!("match {}", i + 1)), span(first_line))
             })

@@ -82,7 +82,10 @@ impl Engine<'_> {
         let locator = Locator::new(text);
         let matches = found
             .iter()
-            .map(|m| locator.match_report(m.node.byte_range(), &m.bindings, &[], m.guarded))
+            .map(|m| {
+                let range = m.node.start_byte()..m.last.end_byte();
+                locator.match_report(range, &m.bindings, &[], m.guarded)
+            })
             .collect::<Vec<_>>();
         let matched: Vec<usize> = found.iter().map(|m| m.node.id()).collect();
         let mut near = near_misses(rule, root, text, &matched);

@@ -16,8 +16,10 @@ use crate::rules::model::Per;
 
 /// One match of a rule.
 pub(crate) struct Found<'t> {
-    /// The matched node.
+    /// The matched node (for a statement sequence, its first statement).
     pub node: Node<'t>,
+    /// The last node of the match: `node` itself, or a sequence's last statement.
+    pub last: Node<'t>,
     /// What the pattern (and the scopes around it) bound.
     pub bindings: Bindings<'t>,
     /// `unless` or `not_inside` found: the match counts but is left as it is.
@@ -178,39 +180,50 @@ fn match_at<'t>(
     // The pattern alone first: cheap, and most candidates of a whole-tree walk fail it; scopes
     // (and the bindings they seed) only for the rest.
     let mut alone = Bindings::default();
-    let matched = matcher.matches(&rule.pattern.root, node, &mut alone);
-    if !matched && !matcher.ran_out() {
+    let matched = matcher.matches_at(&rule.pattern.root, node, &mut alone);
+    if matched.is_none() && !matcher.ran_out() {
         return None;
     }
     let seeds = scope::scope_bindings(rule, root, node, text, matcher, cache).ok()?;
-    if matched && seeds.len() == 1 && seeds[0].is_empty() {
-        // No scope seeds the bindings: the pattern's alone are the match's.
-        if !constraints_hold(rule, &alone, text, matcher)
-            || !scoped_probes_hold(rule, root, node, &alone, matcher)
-        {
-            return None;
-        }
-        let guarded = guarded(rule, root, node, &alone, matcher);
-        return Some(Found {
-            node,
-            bindings: alone,
-            guarded,
-        });
-    }
-    seeds.into_iter().find_map(|mut bindings| {
-        if !matcher.matches(&rule.pattern.root, node, &mut bindings)
-            || !constraints_hold(rule, &bindings, text, matcher)
+    let unseeded = seeds.len() == 1 && seeds[0].is_empty();
+    let found = |last: Node<'t>, bindings: Bindings<'t>| {
+        if !constraints_hold(rule, &bindings, text, matcher)
             || !scoped_probes_hold(rule, root, node, &bindings, matcher)
         {
             return None;
         }
-        let guarded = guarded(rule, root, node, &bindings, matcher);
+        let guarded = guarded(rule, root, node, last, &bindings, matcher);
         Some(Found {
             node,
+            last,
             bindings,
             guarded,
         })
+    };
+    if let Some(last) = matched
+        && unseeded
+    {
+        // No scope seeds the bindings: the pattern's alone are the match's.
+        return found(last, alone);
+    }
+    seeds.into_iter().find_map(|mut bindings| {
+        let last = matcher.matches_at(&rule.pattern.root, node, &mut bindings)?;
+        found(last, bindings)
     })
+}
+
+/// The statements a match spans: `node` alone, or the run of siblings from `node` to `last`.
+pub(crate) fn run<'t>(node: Node<'t>, last: Node<'t>) -> Vec<Node<'t>> {
+    if node == last {
+        return vec![node];
+    }
+    let Some(parent) = node.parent() else {
+        return vec![node];
+    };
+    crate::python::significant_children(parent)
+        .into_iter()
+        .filter(|s| node.start_byte() <= s.start_byte() && s.end_byte() <= last.end_byte())
+        .collect()
 }
 
 /// Whether `unless` occurs within the match, or `not_inside` around it (both seeded with the
@@ -219,11 +232,14 @@ fn guarded<'t>(
     rule: &CompiledRule,
     root: Node<'t>,
     node: Node<'t>,
+    last: Node<'t>,
     bindings: &Bindings<'t>,
     matcher: &Matcher<'_>,
 ) -> bool {
     if let Some(unless) = &rule.unless
-        && matcher.occurs_in(&unless.root, node, bindings)
+        && run(node, last)
+            .into_iter()
+            .any(|n| matcher.occurs_in(&unless.root, n, bindings))
     {
         return true;
     }

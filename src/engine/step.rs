@@ -135,7 +135,7 @@ impl Engine<'_> {
             failed = true;
         }
         for m in matches {
-            let range = m.node.byte_range();
+            let range = m.node.start_byte()..m.last.end_byte();
             if m.guarded {
                 let report = locator.match_report(range, &Bindings::default(), &[], true);
                 plan.report.matches.push(report);
@@ -217,6 +217,7 @@ fn plan_edits(
         source: text,
         root: input.parsed.tree.root_node(),
         node: m.node,
+        last: m.last,
         bindings: &m.bindings,
     };
     if let Some(probe) = &rule.rule.when.signature
@@ -257,7 +258,7 @@ fn missed_expect(
         let range = def.byte_range();
         let inside: Vec<&Found<'_>> = matches
             .iter()
-            .filter(|m| range.start <= m.node.start_byte() && m.node.end_byte() <= range.end)
+            .filter(|m| range.start <= m.node.start_byte() && m.last.end_byte() <= range.end)
             .collect();
         let count = inside.len() as u64;
         (!expect.admits(count)).then(|| drift_in_scope(rule, &file(), def, count, expect))

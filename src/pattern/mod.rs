@@ -29,6 +29,9 @@ pub enum PatNode {
     /// `match: {any: [...]}` at the root: alternatives tried in order, the first that
     /// matches binds.
     Any(Vec<PatNode>),
+    /// Several statements at the root: consecutive statements of one block (a `$$$` between
+    /// two allows a gap). Starts and ends with a statement.
+    Seq(Vec<PatNode>),
 }
 
 /// A concrete syntax node of a pattern.
@@ -60,8 +63,8 @@ impl PatNode {
                     c.visit(f);
                 }
             }
-            PatNode::Any(alternatives) => {
-                for a in alternatives {
+            PatNode::Any(parts) | PatNode::Seq(parts) => {
+                for a in parts {
                     a.visit(f);
                 }
             }
@@ -140,12 +143,7 @@ impl Pattern {
         let statement = match statements.as_slice() {
             [one] => *one,
             [] => return Err(shape_error(0..source.len(), "the pattern is empty")),
-            [_, second, ..] => {
-                return Err(shape_error(
-                    encoded.original_range(second.byte_range()),
-                    "a pattern is one statement or expression; this is a second one",
-                ));
-            }
+            several => return Self::compile_sequence(source, several, &encoded),
         };
         let mut root = convert(statement, &encoded.text, &encoded, 0)?;
         // `x = f()` parses as an expression statement around an assignment: match the
@@ -157,6 +155,39 @@ impl Pattern {
             root = n.children[0].1.clone();
         }
         mark_action_call(&mut root);
+        Ok(Pattern {
+            source: source.to_string(),
+            metavars: metavars_of(&[&root]),
+            literals: literals_of(&root),
+            root,
+        })
+    }
+
+    /// Compiles several statements into a sequence pattern: each statement kept as the
+    /// statement it is (an expression statement stays one, to match a block's children).
+    fn compile_sequence(
+        source: &str,
+        statements: &[Node<'_>],
+        encoded: &Encoded,
+    ) -> Result<Pattern, PatternError> {
+        let parts = statements
+            .iter()
+            .map(|s| convert(*s, &encoded.text, encoded, 0))
+            .collect::<Result<Vec<_>, _>>()?;
+        let ends = [statements[0], statements[statements.len() - 1]];
+        for (part, node) in [&parts[0], &parts[parts.len() - 1]].into_iter().zip(ends) {
+            if matches!(part, PatNode::Multi(_)) {
+                return Err(PatternError {
+                    range: encoded.original_range(node.byte_range()),
+                    reason: "a statement sequence starts and ends with a statement; `$$$` goes between two".into(),
+                    metavar: true,
+                });
+            }
+        }
+        let mut root = PatNode::Seq(parts);
+        if let PatNode::Seq(parts) = &mut root {
+            parts.iter_mut().any(mark_action_call);
+        }
         Ok(Pattern {
             source: source.to_string(),
             metavars: metavars_of(&[&root]),
@@ -203,7 +234,7 @@ impl Pattern {
                     n.ordered |= n.kind == "argument_list";
                     n.children.iter_mut().for_each(|(_, c)| walk(c));
                 }
-                PatNode::Any(alternatives) => alternatives.iter_mut().for_each(walk),
+                PatNode::Any(parts) | PatNode::Seq(parts) => parts.iter_mut().for_each(walk),
                 PatNode::Var(_) | PatNode::Multi(_) => {}
             }
         }

@@ -16,6 +16,10 @@ pub const ROOT_CAPTURE: &str = "root";
 pub fn to_query(root: &PatNode) -> String {
     let mut body = String::new();
     let mut predicates = Vec::new();
+    if let PatNode::Seq(parts) = root {
+        // A run starts at a statement its first part matches.
+        return to_query(&parts[0]);
+    }
     if let PatNode::Any(alternatives) = root {
         // Candidates of any alternative's root kind: the matcher tries the alternatives.
         let mut kinds: Vec<&str> = alternatives
@@ -49,7 +53,9 @@ pub fn to_query(root: &PatNode) -> String {
 
 fn write_node(node: &PatNode, out: &mut String, predicates: &mut Vec<String>) {
     match node {
-        PatNode::Var(_) | PatNode::Multi(_) | PatNode::Any(_) => out.push_str("(_)"),
+        PatNode::Var(_) | PatNode::Multi(_) | PatNode::Any(_) | PatNode::Seq(_) => {
+            out.push_str("(_)")
+        }
         PatNode::Node(n) if !n.named => out.push('_'),
         PatNode::Node(n) => {
             if let Some(text) = &n.text {
@@ -79,7 +85,7 @@ fn write_node(node: &PatNode, out: &mut String, predicates: &mut Vec<String>) {
 fn constrains(parent: &NodePattern, child: &PatNode) -> bool {
     match child {
         PatNode::Multi(_) => false,
-        PatNode::Var(_) | PatNode::Any(_) => true,
+        PatNode::Var(_) | PatNode::Any(_) | PatNode::Seq(_) => true,
         PatNode::Node(c) => {
             c.named && !(parent.kind == "argument_list" && c.kind == "keyword_argument")
         }

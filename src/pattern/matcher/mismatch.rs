@@ -1,0 +1,211 @@
+//! Why a node does not match a pattern, in words, for near-miss reports.
+
+use tree_sitter::Node;
+
+use super::{Bindings, Matcher};
+use crate::pattern::{NodePattern, PatNode};
+use crate::python::significant_children;
+
+/// Why a node does not match a pattern: where, in a sentence, and how deep into the pattern
+/// the comparison got (deeper is nearer).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Mismatch {
+    /// The part of the target that differs.
+    pub at: std::ops::Range<usize>,
+    /// What differs, e.g. "argument 2 is positional, pattern wants keyword `use_cache`".
+    pub reason: String,
+    /// How many pattern levels matched above the difference.
+    pub depth: u32,
+}
+
+fn describe_kind(kind: &str) -> String {
+    let words = kind.replace('_', " ");
+    let article = if words.starts_with(['a', 'e', 'i', 'o', 'u']) {
+        "an"
+    } else {
+        "a"
+    };
+    format!("{article} {words}")
+}
+
+impl Matcher<'_> {
+    /// The first difference between `pattern` and `node`, or `None` where they match.
+    pub fn why_not<'t>(
+        &self,
+        pattern: &PatNode,
+        node: Node<'t>,
+        bindings: &mut Bindings<'t>,
+    ) -> Option<Mismatch> {
+        let mut probe = bindings.clone();
+        if self.matches(pattern, node, &mut probe) {
+            return None;
+        }
+        Some(self.difference(pattern, node, bindings, 0))
+    }
+
+    /// A node's text as a message shows it: its first line, marked when there is more.
+    fn first_line(&self, n: Node<'_>) -> String {
+        let t = &self.source[n.byte_range()];
+        let first = t.lines().next().unwrap_or("");
+        if first.len() < t.len() {
+            format!("{first}…")
+        } else {
+            first.to_string()
+        }
+    }
+
+    /// Why the metavariable `name` (`None`: anonymous) does not match `node`.
+    fn metavar_difference(&self, name: Option<&str>, node: Node<'_>, b: &Bindings<'_>) -> String {
+        let found = self.first_line(node);
+        match name.map(|n| (n, b.get(n))) {
+            Some((name, Some(bound))) => format!(
+                "`${name}` is `{found}` here, but was bound to `{}`",
+                bound.text(self.source)
+            ),
+            Some((name, None)) => format!("`${name}` wants a named node, found `{found}`"),
+            None => format!("wants a named node, found `{found}`"),
+        }
+    }
+
+    fn difference<'t>(
+        &self,
+        pattern: &PatNode,
+        node: Node<'t>,
+        b: &mut Bindings<'t>,
+        depth: u32,
+    ) -> Mismatch {
+        let text = |n: Node<'_>| self.first_line(n);
+        let here = |reason: String| Mismatch {
+            at: node.byte_range(),
+            reason,
+            depth,
+        };
+        let p = match pattern {
+            PatNode::Node(p) => p,
+            PatNode::Seq(parts) => return self.difference(&parts[0], node, b, depth),
+            // The alternative that came closest says why none matched.
+            PatNode::Any(alternatives) => {
+                return alternatives
+                    .iter()
+                    .map(|a| self.difference(a, node, &mut b.clone(), depth))
+                    .max_by_key(|m| m.depth)
+                    .unwrap_or_else(|| here("no alternative".into()));
+            }
+            PatNode::Var(name) | PatNode::Multi(name) => {
+                return here(self.metavar_difference(name.as_deref(), node, b));
+            }
+        };
+        if node.kind() != p.kind {
+            return here(format!(
+                "wants {}, found {} `{}`",
+                describe_kind(&p.kind),
+                describe_kind(node.kind()),
+                text(node)
+            ));
+        }
+        if let Some(want) = &p.text {
+            return here(format!("wants `{want}`, found `{}`", text(node)));
+        }
+        let targets = significant_children(node);
+        let patterns: Vec<&PatNode> = p.children.iter().map(|(_, c)| c).collect();
+        if p.kind == "argument_list" {
+            return self.argument_difference(&patterns, &targets, node, b, depth);
+        }
+        let has_multi = patterns.iter().any(|c| matches!(c, PatNode::Multi(_)));
+        for (pc, tc) in patterns.iter().zip(&targets) {
+            if matches!(pc, PatNode::Multi(_)) {
+                break;
+            }
+            let mut probe = b.clone();
+            if self.node(pc, *tc, &mut probe) {
+                *b = probe;
+                continue;
+            }
+            return self.difference(pc, *tc, b, depth + 1);
+        }
+        if !has_multi && patterns.len() != targets.len() {
+            return here(format!(
+                "wants {} parts in this {}, found {}",
+                patterns.len(),
+                p.kind.replace('_', " "),
+                targets.len()
+            ));
+        }
+        here(format!("does not fit the pattern here: `{}`", text(node)))
+    }
+
+    fn argument_difference<'t>(
+        &self,
+        patterns: &[&PatNode],
+        targets: &[Node<'t>],
+        list: Node<'t>,
+        b: &mut Bindings<'t>,
+        depth: u32,
+    ) -> Mismatch {
+        let keyword_name = |n: &Node<'_>| {
+            n.child_by_field_name("name")
+                .map(|k| self.source[k.byte_range()].to_string())
+        };
+        for (i, p) in patterns.iter().enumerate() {
+            let PatNode::Node(kw) = p else { continue };
+            if kw.kind != "keyword_argument" {
+                continue;
+            }
+            let want = kw
+                .children
+                .first()
+                .and_then(|(_, n)| match n {
+                    PatNode::Node(NodePattern { text: Some(t), .. }) => Some(t.clone()),
+                    _ => None,
+                })
+                .unwrap_or_default();
+            let found = targets.iter().find(|t| {
+                t.kind() == "keyword_argument" && keyword_name(t).as_deref() == Some(&want)
+            });
+            match found {
+                Some(t) => {
+                    let mut probe = b.clone();
+                    if !self.node(p, *t, &mut probe) {
+                        return self.difference(p, *t, b, depth + 1);
+                    }
+                    *b = probe;
+                }
+                None => {
+                    let positional = targets
+                        .get(i)
+                        .filter(|t| !matches!(t.kind(), "keyword_argument" | "(" | ")"));
+                    return match positional {
+                        Some(t) => Mismatch {
+                            at: t.byte_range(),
+                            reason: format!(
+                                "argument {} is positional, pattern wants keyword `{want}`",
+                                i
+                            ),
+                            depth: depth + 1,
+                        },
+                        None => Mismatch {
+                            at: list.byte_range(),
+                            reason: format!("the call has no keyword `{want}`"),
+                            depth,
+                        },
+                    };
+                }
+            }
+        }
+        let wanted = patterns
+            .iter()
+            .filter(|p| p.kind().is_some_and(|k| k != "(" && k != ")"))
+            .count();
+        let found = targets
+            .iter()
+            .filter(|t| !matches!(t.kind(), "(" | ")"))
+            .count();
+        Mismatch {
+            at: list.byte_range(),
+            reason: format!(
+                "the arguments do not fit: the pattern lists {wanted}, the call has {found}"
+            ),
+            depth,
+        }
+    }
+}
