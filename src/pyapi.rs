@@ -15,6 +15,7 @@ use pyo3::types::PyDict;
 use crate::compile::RuleSet;
 use crate::engine::{Engine, PatchError, Target};
 use crate::error::Error;
+use crate::modules::MapModules;
 use crate::report::Palette;
 use crate::report::diagnostic::{primary_location, render};
 use crate::rules::Syntax;
@@ -111,7 +112,17 @@ struct Request<'a> {
     versions: VersionEnv,
     phase: Option<Phase>,
     context: Option<&'a str>,
+    /// Other modules' sources by dotted name, for signatures the source imports.
+    modules: Option<MapModules>,
 }
+
+/// The signature context a call gives: one source, or modules by dotted name (with the dotted
+/// name of the module being patched, for its relative imports).
+type Context<'a> = (
+    Option<&'a str>,
+    Option<Vec<(String, String)>>,
+    Option<&'a str>,
+);
 
 impl<'a> Request<'a> {
     fn new(
@@ -119,14 +130,22 @@ impl<'a> Request<'a> {
         filename: Option<&'a str>,
         versions: &[(String, String)],
         phase: Option<&str>,
-        context: Option<&'a str>,
+        (context, modules, module): Context<'a>,
     ) -> Result<Self, Error> {
+        let modules = modules.map(|sources| MapModules {
+            current: module.unwrap_or_default().to_string(),
+            sources: sources
+                .into_iter()
+                .map(|(name, text)| (name, text.into()))
+                .collect(),
+        });
         Ok(Self {
             source,
             filename,
             versions: version_env(versions)?,
             phase: parse_phase(phase)?,
             context,
+            modules,
         })
     }
 
@@ -139,13 +158,22 @@ impl<'a> Request<'a> {
         if let Some(context) = self.context {
             engine = engine.with_signature_context(context);
         }
+        if let Some(modules) = &self.modules {
+            engine = engine.with_modules(modules);
+        }
         engine.check_versions_known()?;
         Ok(engine)
     }
 
-    fn target(&self) -> Target<'a> {
+    fn target(&self) -> Target<'_> {
+        // With modules by name, the source's own path is its dotted name: relative imports
+        // resolve against it.
+        let path = match &self.modules {
+            Some(m) if !m.current.is_empty() && self.filename.is_none() => m.current.as_str(),
+            _ => self.filename.unwrap_or("<string>"),
+        };
         Target {
-            path: self.filename.unwrap_or("<string>"),
+            path,
             source: self.source,
         }
     }
@@ -204,7 +232,7 @@ impl NativeRules {
 
     /// Patches `source`; returns the output and the drift of `on_miss: warn` rules as
     /// exception instances to warn with.
-    #[pyo3(signature = (source, filename, versions, phase, context))]
+    #[pyo3(signature = (source, filename, versions, phase, context, modules, module))]
     fn apply(
         &self,
         py: Python<'_>,
@@ -213,8 +241,11 @@ impl NativeRules {
         versions: Vec<(String, String)>,
         phase: Option<&str>,
         context: Option<&str>,
+        modules: Option<Vec<(String, String)>>,
+        module: Option<&str>,
     ) -> PyResult<(String, Vec<PyErr>)> {
         let result = py.detach(|| {
+            let context = (context, modules, module);
             let request = Request::new(source, filename, &versions, phase, context)?;
             let engine = request.engine(&self.set)?;
             engine.patch(request.target()).map_err(Error::from)
@@ -231,7 +262,7 @@ impl NativeRules {
     /// Runs every rule on `source` without failing on the first error: returns the per-rule
     /// reports as JSON (the shape of `apply --format json`'s `rules`) and, by rule id, the
     /// exception each failing or missing rule would raise.
-    #[pyo3(signature = (source, filename, versions, phase, context))]
+    #[pyo3(signature = (source, filename, versions, phase, context, modules, module))]
     fn check<'py>(
         &self,
         py: Python<'py>,
@@ -240,8 +271,11 @@ impl NativeRules {
         versions: Vec<(String, String)>,
         phase: Option<&str>,
         context: Option<&str>,
+        modules: Option<Vec<(String, String)>>,
+        module: Option<&str>,
     ) -> PyResult<(String, Bound<'py, PyDict>)> {
         let result = py.detach(|| {
+            let context = (context, modules, module);
             let request = Request::new(source, filename, &versions, phase, context)?;
             let engine = request.engine(&self.set)?;
             engine.survey(request.target()).map_err(Error::from)

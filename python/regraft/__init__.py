@@ -172,14 +172,20 @@ class Rules:
         filename: Optional[PathLike],
         versions: Optional[Mapping[str, str]],
         phase: Optional[str],
-        context: Optional[str],
+        context: Union[str, Mapping[str, str], None],
+        module: Optional[str],
     ) -> tuple:
-        """The native call's arguments: a plain file name, and versions as pairs."""
+        """The native call's arguments: a plain file name, versions as pairs, and the context
+        as one source or as modules by dotted name."""
         if versions is None:
             versions = installed_versions(self.packages)
         name = None if filename is None else os.fspath(filename)
         pairs = [(str(k), str(v)) for k, v in versions.items()]
-        return source, name, pairs, phase, context
+        if context is None or isinstance(context, str):
+            source_context, modules = context, None
+        else:
+            source_context, modules = None, [(str(k), str(v)) for k, v in context.items()]
+        return source, name, pairs, phase, source_context, modules, module
 
     def apply(
         self,
@@ -187,23 +193,27 @@ class Rules:
         filename: Optional[PathLike] = None,
         versions: Optional[Mapping[str, str]] = None,
         phase: Optional[str] = None,
-        context: Optional[str] = None,
+        context: Union[str, Mapping[str, str], None] = None,
         on_error: str = "raise",
+        module: Optional[str] = None,
     ) -> str:
         """Returns ``source`` patched by every active rule.
 
         ``filename`` is matched by the rules' ``files`` globs; without one, every rule looks at
         the source. ``versions`` maps packages to versions; ``None`` reads them from the running
-        interpreter. ``phase`` runs one phase only. ``context`` is source searched for
-        ``kwargs_to_positional`` signatures that ``source`` does not define (the module of a class
-        patched on its own). ``on_error="warn"`` turns any failure into a ``RuntimeWarning`` and
+        interpreter. ``phase`` runs one phase only. ``context`` is where
+        ``kwargs_to_positional`` signatures that ``source`` does not define are looked for: one
+        source (the module of a class patched on its own), or a mapping of dotted module names
+        to sources, followed through ``source``'s ``from ... import`` statements and its
+        classes' bases; ``module`` is ``source``'s own dotted name, against which relative
+        imports resolve. ``on_error="warn"`` turns any failure into a ``RuntimeWarning`` and
         returns ``source`` unchanged, so an import never fails because a patch drifted.
         """
         if on_error not in ("raise", "warn"):
             raise ValueError(f"on_error must be 'raise' or 'warn', not {on_error!r}")
         try:
             output, drift = self._native.apply(
-                *self._request(source, filename, versions, phase, context)
+                *self._request(source, filename, versions, phase, context, module)
             )
         except RegraftError as error:
             if on_error == "raise":
@@ -220,7 +230,8 @@ class Rules:
         filename: Optional[PathLike] = None,
         versions: Optional[Mapping[str, str]] = None,
         phase: Optional[str] = None,
-        context: Optional[str] = None,
+        context: Union[str, Mapping[str, str], None] = None,
+        module: Optional[str] = None,
     ) -> CheckReport:
         """Runs every rule on ``source`` and reports matches per rule, without editing anything.
 
@@ -229,7 +240,7 @@ class Rules:
         unknown, a source that is not Python) raises.
         """
         raw, errors = self._native.check(
-            *self._request(source, filename, versions, phase, context)
+            *self._request(source, filename, versions, phase, context, module)
         )
         return CheckReport(
             [

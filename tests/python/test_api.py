@@ -296,3 +296,62 @@ def test_without_context_the_signature_is_not_guessed(tmp_path):
 def test_the_module_and_the_command_report_one_version(cli):
     out = subprocess.run([str(cli), "--version"], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["regraft", regraft.__version__]
+
+
+GENERIC_RULE = """\
+id: layers-positional
+inside:
+  class:
+    has: "self.$LIST = nn.ModuleList([$CLS($$$A) for $I in $R])"
+  function: forward
+  loop: "for $LAYER in self.$LIST"
+match: "$OUT = $LAYER($$$ARGS)"
+action:
+  kwargs_to_positional:
+    signature: $CLS.forward
+"""
+
+BASE_MODULE = """\
+class BaseLayer:
+    def forward(self, hidden, mask=None, bias=None):
+        return hidden
+"""
+
+MODEL_MODULE = """\
+from ..base.modeling_base import BaseLayer as Inherited
+
+
+class ToyLayer(Inherited):
+    pass
+
+
+class ToyModel:
+    def __init__(self, config):
+        self.layers = nn.ModuleList([ToyLayer(config) for _ in range(2)])
+
+    def forward(self, hidden, m, b):
+        for layer in self.layers:
+            hidden = layer(hidden, bias=b, mask=m)
+        return hidden
+"""
+
+
+def test_a_context_of_modules_is_followed_through_imports_and_bases():
+    rules = regraft.Rules.parse(GENERIC_RULE)
+    patched = rules.apply(
+        MODEL_MODULE,
+        versions={},
+        context={"pkg.models.base.modeling_base": BASE_MODULE},
+        module="pkg.models.toy.modeling_toy",
+    )
+    assert "hidden = layer(hidden, m, b)" in patched
+    # Without the base module, the lookup fails and says where it looked.
+    with pytest.raises(regraft.ActionError) as info:
+        rules.apply(
+            MODEL_MODULE,
+            versions={},
+            context={},
+            module="pkg.models.toy.modeling_toy",
+        )
+    words = " ".join(str(info.value).replace("│", " ").split())
+    assert "no module `pkg.models.base.modeling_base` in the context" in words
