@@ -124,6 +124,13 @@ type Context<'a> = (
     Option<&'a str>,
 );
 
+/// The context as Python passes it: `(source, modules, module)`, each optional.
+type ContextArg = (
+    Option<String>,
+    Option<Vec<(String, String)>>,
+    Option<String>,
+);
+
 impl<'a> Request<'a> {
     fn new(
         source: &'a str,
@@ -232,7 +239,7 @@ impl NativeRules {
 
     /// Patches `source`; returns the output and the drift of `on_miss: warn` rules as
     /// exception instances to warn with.
-    #[pyo3(signature = (source, filename, versions, phase, context, modules, module))]
+    #[pyo3(signature = (source, filename, versions, phase, context))]
     fn apply(
         &self,
         py: Python<'_>,
@@ -240,12 +247,11 @@ impl NativeRules {
         filename: Option<&str>,
         versions: Vec<(String, String)>,
         phase: Option<&str>,
-        context: Option<&str>,
-        modules: Option<Vec<(String, String)>>,
-        module: Option<&str>,
+        context: ContextArg,
     ) -> PyResult<(String, Vec<PyErr>)> {
         let result = py.detach(|| {
-            let context = (context, modules, module);
+            let (source_context, modules, module) = context;
+            let context = (source_context.as_deref(), modules, module.as_deref());
             let request = Request::new(source, filename, &versions, phase, context)?;
             let engine = request.engine(&self.set)?;
             engine.patch(request.target()).map_err(Error::from)
@@ -262,7 +268,7 @@ impl NativeRules {
     /// Runs every rule on `source` without failing on the first error: returns the per-rule
     /// reports as JSON (the shape of `apply --format json`'s `rules`) and, by rule id, the
     /// exception each failing or missing rule would raise.
-    #[pyo3(signature = (source, filename, versions, phase, context, modules, module))]
+    #[pyo3(signature = (source, filename, versions, phase, context))]
     fn check<'py>(
         &self,
         py: Python<'py>,
@@ -270,12 +276,11 @@ impl NativeRules {
         filename: Option<&str>,
         versions: Vec<(String, String)>,
         phase: Option<&str>,
-        context: Option<&str>,
-        modules: Option<Vec<(String, String)>>,
-        module: Option<&str>,
+        context: ContextArg,
     ) -> PyResult<(String, Bound<'py, PyDict>)> {
         let result = py.detach(|| {
-            let context = (context, modules, module);
+            let (source_context, modules, module) = context;
+            let context = (source_context.as_deref(), modules, module.as_deref());
             let request = Request::new(source, filename, &versions, phase, context)?;
             let engine = request.engine(&self.set)?;
             engine.survey(request.target()).map_err(Error::from)

@@ -185,7 +185,7 @@ class Rules:
             source_context, modules = context, None
         else:
             source_context, modules = None, [(str(k), str(v)) for k, v in context.items()]
-        return source, name, pairs, phase, source_context, modules, module
+        return source, name, pairs, phase, (source_context, modules, module)
 
     def apply(
         self,
