@@ -85,3 +85,18 @@ fn github_annotations() {
     );
     assert!(annotations.contains("title=regraft::lint::unsatisfiable::"));
 }
+
+#[test]
+fn bindings_that_cannot_agree_are_warned_about() {
+    let dir = tempfile::tempdir().unwrap();
+    let rule = dir.path().join("r.yaml");
+    std::fs::write(
+        &rule,
+        "id: a\ninside:\n  class: {has: \"nn.ModuleList($$$A)\"}\nmatch: \"x = layer($A)\"\naction: {replace: \"y = layer($A)\"}\nexpect: 1\n---\nid: b\nmatch: \"self.$F($X)\"\nwhere:\n  $F: {kind: call}\naction: {replace: \"g($X)\"}\nexpect: 1\n",
+    )
+    .unwrap();
+    let out = regraft(&["lint", "-r", "r.yaml"], dir.path());
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let _snapshots = crate::util::snapshots(module_path!());
+    insta::assert_snapshot!("bindings_disagree", text(&out.stderr));
+}

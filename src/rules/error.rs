@@ -156,6 +156,15 @@ pub enum RuleErrorKind {
         /// The metavariable.
         name: String,
     },
+    /// A metavariable bound in several places whose bindings cannot (or only by accident)
+    /// agree.
+    #[error("`${name}` can hardly match: {reason}")]
+    BindingsDisagree {
+        /// The metavariable.
+        name: String,
+        /// Why its bindings disagree.
+        reason: String,
+    },
     /// Two rules with one id.
     #[error("duplicate rule id `{id}`")]
     DuplicateId {
@@ -192,6 +201,7 @@ impl RuleErrorKind {
             RuleErrorKind::Unsatisfiable { .. } => "regraft::lint::unsatisfiable",
             RuleErrorKind::NoExpect { .. } => "regraft::lint::no_expect",
             RuleErrorKind::UnusedLoopBinding { .. } => "regraft::lint::unused_binding",
+            RuleErrorKind::BindingsDisagree { .. } => "regraft::lint::bindings_disagree",
         }
     }
 
@@ -220,15 +230,16 @@ impl RuleErrorKind {
             RuleErrorKind::Unsatisfiable { .. } => "empty range",
             RuleErrorKind::NoExpect { .. } => "this rule",
             RuleErrorKind::UnusedLoopBinding { .. } => "bound here",
+            RuleErrorKind::BindingsDisagree { .. } => "bound here",
         }
     }
 
     /// Whether the problem stops the rule from loading (error) or only deserves attention.
     pub fn severity(&self) -> miette::Severity {
         match self {
-            RuleErrorKind::NoExpect { .. } | RuleErrorKind::UnusedLoopBinding { .. } => {
-                miette::Severity::Warning
-            }
+            RuleErrorKind::NoExpect { .. }
+            | RuleErrorKind::UnusedLoopBinding { .. }
+            | RuleErrorKind::BindingsDisagree { .. } => miette::Severity::Warning,
             _ => miette::Severity::Error,
         }
     }

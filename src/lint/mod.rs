@@ -6,6 +6,8 @@ use std::path::PathBuf;
 use miette::Severity;
 use version_ranges::Ranges;
 
+mod bindings;
+
 use crate::compile::RuleSet;
 use crate::error::Error;
 use crate::rules::error::{RuleError, RuleErrorKind};
@@ -13,7 +15,8 @@ use crate::rules::model::Rule;
 use crate::rules::{LoadError, load_file, rule_files};
 
 /// Lints the rule files under `paths`: load and compile errors, duplicate ids, empty version
-/// ranges, unused loop bindings and rules without `expect`. I/O errors end the run.
+/// ranges, unused loop bindings, metavariables whose bindings cannot agree and rules without
+/// `expect`. I/O errors end the run.
 pub fn lint(paths: &[PathBuf]) -> Result<Vec<RuleError>, Error> {
     let mut findings = Vec::new();
     let mut loaded: Vec<Rule> = Vec::new();
@@ -113,6 +116,7 @@ fn lint_rule(rule: &Rule) -> Vec<RuleError> {
             }
         }
     }
+    out.extend(bindings::disagreeing(rule, compiled));
     if rule.expect.is_none() {
         out.push(
             RuleError::new(
