@@ -21,49 +21,8 @@ struct Occurrence<'r> {
 /// Warnings for metavariables whose bindings cannot agree: one bound as a node in one pattern
 /// and as a run in another, or constrained by `where.kind` to something other than a name
 /// where only a name can stand.
-pub(super) fn disagreeing<'r>(rule: &'r Rule, compiled: &CompiledRule) -> Vec<RuleError> {
-    let mut found: Vec<Occurrence<'r>> = Vec::new();
-    let mut collect = |root: &PatNode, key: &'static str, snippet: &'r Snippet| {
-        walk(root, None, &mut |name, run, name_only| {
-            found.push(Occurrence {
-                name: name.to_string(),
-                run,
-                name_only,
-                key,
-                snippet,
-            });
-        });
-    };
-    // Every alternative shares the snippet list's order with the compiled alternatives.
-    match &compiled.pattern.root {
-        PatNode::Any(alternatives) => {
-            for (alternative, snippet) in alternatives.iter().zip(&rule.patterns) {
-                collect(alternative, "match", snippet);
-            }
-        }
-        root => collect(root, "match", &rule.patterns[0]),
-    }
-    for (header, snippet) in compiled.loop_patterns.iter().zip(&rule.inside.loop_header) {
-        collect(&header.left, "inside.loop", snippet);
-        collect(&header.right, "inside.loop", snippet);
-    }
-    let scopes = [
-        (
-            &compiled.class_scope.has,
-            rule.inside.class.as_ref(),
-            "inside.class.has",
-        ),
-        (
-            &compiled.function_scope.has,
-            rule.inside.function.as_ref(),
-            "inside.function.has",
-        ),
-    ];
-    for (pattern, filter, key) in scopes {
-        if let (Some(pattern), Some(snippet)) = (pattern, filter.and_then(|f| f.has.as_ref())) {
-            collect(&pattern.root, key, snippet);
-        }
-    }
+pub(super) fn disagreeing(rule: &Rule, compiled: &CompiledRule) -> Vec<RuleError> {
+    let found = occurrences(rule, compiled);
     let mut out = Vec::new();
     let mut reported: Vec<&str> = Vec::new();
     for (i, a) in found.iter().enumerate() {
@@ -107,6 +66,53 @@ pub(super) fn disagreeing<'r>(rule: &'r Rule, compiled: &CompiledRule) -> Vec<Ru
         }
     }
     out
+}
+
+/// Every place a named metavariable stands in the rule's binding patterns.
+fn occurrences<'r>(rule: &'r Rule, compiled: &CompiledRule) -> Vec<Occurrence<'r>> {
+    let mut found: Vec<Occurrence<'r>> = Vec::new();
+    let mut collect = |root: &PatNode, key: &'static str, snippet: &'r Snippet| {
+        walk(root, None, &mut |name, run, name_only| {
+            found.push(Occurrence {
+                name: name.to_string(),
+                run,
+                name_only,
+                key,
+                snippet,
+            });
+        });
+    };
+    // Every alternative shares the snippet list's order with the compiled alternatives.
+    match &compiled.pattern.root {
+        PatNode::Any(alternatives) => {
+            for (alternative, snippet) in alternatives.iter().zip(&rule.patterns) {
+                collect(alternative, "match", snippet);
+            }
+        }
+        root => collect(root, "match", &rule.patterns[0]),
+    }
+    for (header, snippet) in compiled.loop_patterns.iter().zip(&rule.inside.loop_header) {
+        collect(&header.left, "inside.loop", snippet);
+        collect(&header.right, "inside.loop", snippet);
+    }
+    let scopes = [
+        (
+            &compiled.class_scope.has,
+            rule.inside.class.as_ref(),
+            "inside.class.has",
+        ),
+        (
+            &compiled.function_scope.has,
+            rule.inside.function.as_ref(),
+            "inside.function.has",
+        ),
+    ];
+    for (pattern, filter, key) in scopes {
+        if let (Some(pattern), Some(snippet)) = (pattern, filter.and_then(|f| f.has.as_ref())) {
+            collect(&pattern.root, key, snippet);
+        }
+    }
+    found
 }
 
 fn warning(rule: &Rule, name: &str, reason: String, at: &Occurrence<'_>) -> RuleError {
