@@ -428,3 +428,41 @@ fn a_sequence_must_start_and_end_with_a_statement() {
     let rule = "id: r\nmatch: |-\n  $$$\n  return $X\naction: {delete: true}\n";
     insta::assert_snapshot!("sequence_starts_with_gap", crate::util::rule_error(rule));
 }
+
+#[test]
+fn absolute_imports_are_found_above_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    package(dir.path());
+    let model = dir.path().join("pkg/models/qwen/modeling_qwen.py");
+    let absolute = fs::read_to_string(&model).unwrap().replace(
+        "from ..llama.modeling_llama import LlamaLayer as QwenLayer",
+        "from pkg.models.llama.modeling_llama import LlamaLayer as QwenLayer",
+    );
+    fs::write(&model, absolute).unwrap();
+    fs::write(dir.path().join("r.yaml"), GENERIC).unwrap();
+    let out = regraft(
+        &[
+            "apply",
+            "-r",
+            "r.yaml",
+            "pkg/models/qwen/modeling_qwen.py",
+            "--diff",
+        ],
+        dir.path(),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("+            x = layer(x, m, None)"));
+}
+
+#[test]
+fn a_sequence_rule_round_trips_through_both_syntaxes() {
+    let rule = "id: r\nmatch: |-\n  $H = self.norm($X)\n  $$$\n  return $X\naction:\n  insert_after: \"assert $X is not None\"\nexpect: 1\n";
+    let loaded = load_yaml("r.yaml", rule).unwrap();
+    let with_comments: Vec<_> = loaded.iter().map(|r| (r.clone(), String::new())).collect();
+    let dsl = write::to_dsl(&with_comments);
+    assert_eq!(load_dsl("r.graft", &dsl).unwrap(), loaded, "{dsl}");
+    assert_eq!(
+        load_yaml("r.yaml", &write::to_yaml(&with_comments)).unwrap(),
+        loaded
+    );
+}
