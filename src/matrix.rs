@@ -124,7 +124,7 @@ struct FileOutcome {
 
 fn classify(e: &PatchError) -> Status {
     match e {
-        PatchError::Drift { .. } => Status::Missing,
+        PatchError::Drift { .. } | PatchError::Pin { .. } => Status::Missing,
         PatchError::Conflict { .. } => Status::Conflict,
         _ => Status::Error,
     }
@@ -167,6 +167,21 @@ pub fn run(
     Ok(rows)
 }
 
+/// The cell of a rule the version gate keeps from running on a target, if it does.
+fn gate_cell(rule: &CompiledRule, versions: &VersionEnv) -> Option<(Status, String)> {
+    match versions.gate(&rule.rule) {
+        Gate::Open => None,
+        gate @ Gate::Closed { .. } => Some((Status::Inactive, crate::engine::gate_reason(&gate))),
+        Gate::Unknown { requirement } => Some((
+            Status::Error,
+            format!(
+                "the version of {} is not known: pass --with {}=VERSION",
+                requirement.package.value, requirement.package.value
+            ),
+        )),
+    }
+}
+
 /// The cell of one rule on one target, from the target's file outcomes.
 fn row(
     target: &MatrixTarget,
@@ -185,21 +200,10 @@ fn row(
         message: String::new(),
         fails: rule.rule.on_miss == crate::rules::model::Policy::Error,
     };
-    match versions.gate(&rule.rule) {
-        Gate::Open => {}
-        gate @ Gate::Closed { .. } => {
-            row.status = Status::Inactive;
-            row.message = crate::engine::gate_reason(&gate);
-            return row;
-        }
-        Gate::Unknown { requirement } => {
-            row.status = Status::Error;
-            row.message = format!(
-                "the version of {} is not known: pass --with {}=VERSION",
-                requirement.package.value, requirement.package.value
-            );
-            return row;
-        }
+    if let Some((status, message)) = gate_cell(rule, versions) {
+        row.status = status;
+        row.message = message;
+        return row;
     }
     let mut selected = 0;
     let mut edited = false;
@@ -228,7 +232,8 @@ fn row(
     }
     if row.status == Status::Ok && refused > 0 {
         row.message = format!("{refused} match(es) refused under on_refuse");
-    } else if row.status == Status::Ok && row.matches > 0 && !edited {
+    } else if row.status == Status::Ok && row.matches > 0 && !edited && !rule.rule.action.is_check()
+    {
         row.status = Status::Redundant;
         row.message = "every match already has the patched shape".into();
     }

@@ -65,7 +65,7 @@ fn to_py_err(py: Python<'_>, error: &Error) -> PyErr {
     let err = match error {
         Error::Rule(_) => RuleError::new_err(message),
         Error::Patch(p) => match **p {
-            PatchError::Drift { .. } => DriftError::new_err(message),
+            PatchError::Drift { .. } | PatchError::Pin { .. } => DriftError::new_err(message),
             PatchError::Conflict { .. } => ConflictError::new_err(message),
             PatchError::TargetSyntax { .. } | PatchError::UnparseableResult { .. } => {
                 ParseError::new_err(message)

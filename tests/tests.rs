@@ -18,6 +18,7 @@ mod generic;
 mod layers;
 mod lint;
 mod matrix;
+mod pins;
 mod precedence;
 mod prefilter;
 mod properties;

@@ -5,6 +5,7 @@
 
 pub mod arglist;
 mod call;
+mod check;
 mod function;
 mod lookup;
 mod positional;
@@ -156,7 +157,7 @@ pub struct Site<'a, 't> {
 
 impl<'t> Site<'_, 't> {
     /// The bytes the match spans.
-    fn range(&self) -> std::ops::Range<usize> {
+    pub fn range(&self) -> std::ops::Range<usize> {
         self.node.start_byte()..self.last.end_byte()
     }
 

@@ -49,33 +49,56 @@ const NEAR_LINES: usize = 12;
 
 /// The refusal of `rule`'s action on `file`.
 pub(crate) fn action_error(rule: &CompiledRule, file: &SourceFile, f: ActionFailure) -> PatchError {
-    let text = file.text();
-    let line = |offset: usize| text[..offset.min(text.len())].matches('\n').count();
-    let first = f.labels.first().map_or(0, |(r, _)| line(r.start));
-    let (near, far): (Vec<_>, Vec<_>) = f
-        .labels
-        .into_iter()
-        .partition(|(r, _)| line(r.start).abs_diff(first) <= NEAR_LINES);
+    let (labels, far) = placed_labels(file, f.labels);
+    if rule.rule.action.is_check() {
+        // A check that does not hold is a pin failure: drift, not a refusal.
+        return PatchError::Pin {
+            rule: rule.id().to_string(),
+            path: file.name().to_string(),
+            reason: f.reason,
+            src: file.named_source(),
+            labels,
+            help: f.help,
+            far,
+        };
+    }
     PatchError::Action {
         rule: rule.id().to_string(),
         action: rule.rule.action.name().to_string(),
         path: file.name().to_string(),
         reason: f.reason,
         src: file.named_source(),
-        labels: near
-            .into_iter()
-            .map(|(r, l)| LabeledSpan::new_with_span(Some(l), span(r)))
-            .collect(),
+        labels,
         help: f.help,
-        far: far
-            .into_iter()
-            .map(|(r, l)| Note {
-                message: l,
-                src: file.named_source(),
-                at: span(r),
-            })
-            .collect(),
+        far,
     }
+}
+
+/// A failure's labels: those near the first, shown in one snippet, and the far ones (a
+/// signature hundreds of lines above the call), each as a note of its own.
+fn placed_labels(
+    file: &SourceFile,
+    labels: Vec<(Range<usize>, String)>,
+) -> (Vec<LabeledSpan>, Vec<Note>) {
+    let text = file.text();
+    let line = |offset: usize| text[..offset.min(text.len())].matches('\n').count();
+    let first = labels.first().map_or(0, |(r, _)| line(r.start));
+    let (near, far): (Vec<_>, Vec<_>) = labels
+        .into_iter()
+        .partition(|(r, _)| line(r.start).abs_diff(first) <= NEAR_LINES);
+    let near = near
+        .into_iter()
+        .map(|(r, l)| LabeledSpan::new_with_span(Some(l), span(r)))
+        .collect();
+    let far = far
+        .into_iter()
+        .map(|(r, l)| Note {
+            message: l,
+            src: file.named_source(),
+            at: span(r),
+        })
+        .collect();
+    (near, far)
 }
 
 /// `rule` found `matches` where its `expect` wants `expected`: a drift error pointing at the

@@ -101,6 +101,31 @@ pub enum PatchError {
         far: Vec<Note>,
     },
 
+    /// A check-only rule (a pin) found the code not as it asserts: upstream drifted from what
+    /// a patch depends on.
+    #[error("pin `{rule}` fails in {path}: {reason}")]
+    #[diagnostic(code(regraft::pin))]
+    Pin {
+        /// The rule.
+        rule: String,
+        /// The target's path.
+        path: String,
+        /// What does not hold.
+        reason: String,
+        /// The target's text.
+        #[source_code]
+        src: NamedSource<Arc<str>>,
+        /// The site (and the signature, where one was read nearby).
+        #[label(collection)]
+        labels: Vec<miette::LabeledSpan>,
+        /// What to do about it.
+        #[help]
+        help: Option<String>,
+        /// Places too far from the first label to show in one snippet.
+        #[related]
+        far: Vec<Note>,
+    },
+
     /// The patched text does not parse; nothing is written.
     #[error("patching {path} would produce invalid Python ({reason}); nothing was written")]
     #[diagnostic(
@@ -164,6 +189,7 @@ impl PatchError {
             PatchError::TargetSyntax { .. } | PatchError::UnparseableResult { .. } => None,
             PatchError::Drift { rule, .. }
             | PatchError::Action { rule, .. }
+            | PatchError::Pin { rule, .. }
             | PatchError::NotIdempotent { rule, .. } => Some(rule),
             PatchError::Conflict { first, .. } => Some(first),
         }
@@ -176,6 +202,7 @@ impl PatchError {
             PatchError::Drift { .. } => "drift",
             PatchError::Conflict { .. } => "conflict",
             PatchError::Action { .. } => "action",
+            PatchError::Pin { .. } => "pin",
             PatchError::UnparseableResult { .. } => "unparseable-result",
             PatchError::NotIdempotent { .. } => "not-idempotent",
         }

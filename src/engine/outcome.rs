@@ -20,6 +20,8 @@ pub enum RuleStatus {
     /// It matched, but every match already had the wanted shape: the patch is redundant for
     /// this source, the signal that it can be retired for this upstream range.
     Redundant,
+    /// A check-only rule (a pin) whose assertions held.
+    Held,
     /// Nothing was edited, and some match was refused (under `on_refuse: warn` or `skip`):
     /// not redundant — the patch is still wanted there but cannot be made safely.
     Refused,

@@ -56,6 +56,19 @@ struct RulePlan {
     misses: Vec<PatchError>,
 }
 
+impl RulePlan {
+    /// Records a failure under `policy`: an error fails the rule (the first one is reported);
+    /// `warn` and `skip` make it a miss the rule's report carries.
+    fn record(&mut self, error: PatchError, policy: Policy) {
+        match policy {
+            Policy::Error => {
+                self.error.get_or_insert(error);
+            }
+            Policy::Warn | Policy::Skip => self.misses.push(error),
+        }
+    }
+}
+
 impl Engine<'_> {
     /// Runs one step.
     pub(crate) fn step(&self, input: &StepInput<'_>) -> StepOutcome {
@@ -128,10 +141,7 @@ impl Engine<'_> {
             && let Some(expect) = rule.rule.expect
             && let Some(miss) = missed_expect(rule, expect, matches, input, &file)
         {
-            match rule.rule.on_miss {
-                Policy::Error => plan.error = Some(miss),
-                Policy::Warn | Policy::Skip => plan.misses.push(miss),
-            }
+            plan.record(miss, rule.rule.on_miss);
             failed = true;
         }
         for m in matches {
@@ -150,6 +160,12 @@ impl Engine<'_> {
                     plan.report.matches.push(report);
                     continue;
                 }
+                // A pin that does not hold is drift, under `on_miss`.
+                Err(f) if rule.rule.action.is_check() => {
+                    plan.record(action_error(rule, &file(), f), rule.rule.on_miss);
+                    failed = true;
+                    Vec::new()
+                }
                 // The rule's policy leaves a refused site alone; its other sites still apply.
                 Err(f) if rule.rule.on_refuse != Policy::Error => {
                     refused = Some(f.reason.clone());
@@ -157,9 +173,7 @@ impl Engine<'_> {
                     Vec::new()
                 }
                 Err(f) => {
-                    if !failed {
-                        plan.error = Some(action_error(rule, &file(), f));
-                    }
+                    plan.record(action_error(rule, &file(), f), Policy::Error);
                     failed = true;
                     Vec::new()
                 }
@@ -271,6 +285,8 @@ fn status(rule: &CompiledRule, matches: &[MatchReport], failed: bool) -> RuleSta
         RuleStatus::Failed
     } else if matches.is_empty() {
         RuleStatus::NoMatch
+    } else if rule.rule.action.is_check() {
+        RuleStatus::Held
     } else if matches.iter().any(|m| !m.edits.is_empty()) {
         RuleStatus::Applied
     } else if matches.iter().any(|m| m.refused.is_some()) {

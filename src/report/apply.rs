@@ -89,6 +89,7 @@ pub fn summary(path: &str, patched: &Patched) -> Vec<String> {
                 RuleStatus::Redundant => "already applied",
                 RuleStatus::Guarded => "guarded",
                 RuleStatus::Refused => "refused",
+                RuleStatus::Held => "holds",
                 RuleStatus::Inactive => "inactive",
                 RuleStatus::NoMatch => "no match",
                 RuleStatus::Failed => "failed",

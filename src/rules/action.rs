@@ -49,10 +49,26 @@ pub struct Action {
     pub args: Arg,
 }
 
+/// The action of check-only rules (pins): it edits nothing.
+pub const CHECK: &str = "check";
+
 impl Action {
     /// The action's name as written in rule files.
     pub fn name(&self) -> &'static str {
         self.name
+    }
+
+    /// The action of a rule written without one: `check: {}`, asserting `expect` alone.
+    pub fn check() -> Self {
+        Self {
+            name: CHECK,
+            args: Arg::Fields(Vec::new()),
+        }
+    }
+
+    /// Whether the rule only checks (a pin).
+    pub fn is_check(&self) -> bool {
+        self.name == CHECK
     }
 }
 

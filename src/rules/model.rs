@@ -332,6 +332,24 @@ impl Per {
 }
 
 impl Expect {
+    /// At least `n` matches in each file.
+    pub fn at_least(n: u64) -> Self {
+        Self {
+            min: n,
+            max: None,
+            per: None,
+        }
+    }
+
+    /// Exactly `n` matches in each file.
+    pub fn exactly(n: u64) -> Self {
+        Self {
+            min: n,
+            max: Some(n),
+            per: None,
+        }
+    }
+
     /// Whether `count` satisfies the expectation.
     pub fn admits(&self, count: u64) -> bool {
         count >= self.min && self.max.is_none_or(|max| count <= max)

@@ -221,11 +221,7 @@ impl Cx<'_> {
         let not_inside = code("not_inside")?;
         let after = optional(field("after"), |p, v| self.strings(p, "after", v))?;
         let constraints = optional(field("where"), |p, v| self.constraints(p, v))?;
-        let (p, v) = required("action")?;
-        let action = self.action(&p, v)?;
-        let expect = field("expect")
-            .map(|(p, v)| self.expect(&p, v))
-            .transpose()?;
+        let (action, expect) = self.action_and_expect(field("action"), field("expect"))?;
         let when = optional(field("when"), |p, v| self.when(p, v))?;
         let flag = |key: &str| match field(key) {
             Some((_, Value::Bool(b))) => Ok(*b),
@@ -423,6 +419,27 @@ impl Cx<'_> {
             name: spec.name(),
             args,
         })
+    }
+
+    /// The action (a rule without one only checks: a pin) and `expect`, which a check's
+    /// `exists: true` sets to at least one match and `absent: true` to none, unless written.
+    fn action_and_expect(
+        &self,
+        action: Option<(Path, &Value)>,
+        expect: Option<(Path, &Value)>,
+    ) -> Result<(Action, Option<Expect>), RuleError> {
+        let action = match action {
+            Some((p, v)) => self.action(&p, v)?,
+            None => Action::check(),
+        };
+        let mut expect = expect.map(|(p, v)| self.expect(&p, v)).transpose()?;
+        if expect.is_none() && action.args.field("exists").is_some() {
+            expect = Some(Expect::at_least(1));
+        }
+        if expect.is_none() && action.args.field("absent").is_some() {
+            expect = Some(Expect::exactly(0));
+        }
+        Ok((action, expect))
     }
 
     fn expect(&self, path: &[Seg], value: &Value) -> Result<Expect, RuleError> {

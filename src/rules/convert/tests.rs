@@ -14,8 +14,8 @@ fn the_first_mistake_in_reading_order_is_the_one_reported() {
     assert!(matches!(e.kind, RuleErrorKind::UnknownKey { .. }), "{e}");
     let e = error("id: r\nphase: later\nmatch: \"f()\"\n");
     assert!(e.to_string().contains("phase"), "{e}");
-    let e = error("id: r\nmatch: \"f()\"\n");
-    assert!(matches!(e.kind, RuleErrorKind::MissingKey { ref key, .. } if key == "action"));
+    let e = error("id: r\naction: {delete: true}\n");
+    assert!(matches!(e.kind, RuleErrorKind::MissingKey { ref key, .. } if key == "match"));
 }
 
 #[test]

@@ -1,0 +1,135 @@
+//! Check-only rules (pins): rules that edit nothing and assert what a patch depends on.
+
+use std::fs;
+
+use regraft::rules::{load_dsl, load_yaml, write};
+
+use crate::util::{patch, regraft, render, root, rules, snapshots, text, versions};
+
+#[test]
+fn the_flax_pin_fails_on_the_pre_fix_shape_and_holds_on_the_fixed_one() {
+    let _guard = snapshots(module_path!());
+    let run = |dir: &str| {
+        regraft(
+            &["apply", "-r", "examples/flax-pin/pin.yaml", dir, "--check"],
+            root(),
+        )
+    };
+    let after = run("examples/flax-pin/after");
+    assert_eq!(after.status.code(), Some(0), "{}", text(&after.stderr));
+    assert!(text(&after.stderr).contains("holds (1 match)"));
+    let before = run("examples/flax-pin/before");
+    assert_eq!(before.status.code(), Some(3));
+    insta::assert_snapshot!("flax_pin_fails", text(&before.stderr));
+}
+
+const LAYER: &str = "class Layer(nn.Module):\n    def forward(self, hidden, mask=None, cache=None):\n        return hidden\n\n\nclass Model(nn.Module):\n    def forward(self, x, m):\n        for layer in self.layers:\n            x = layer(x, m)\n        return x\n";
+
+#[test]
+fn a_signature_pin_names_what_upstream_changed() {
+    let rule = "id: pin\nmatch: \"x = layer($$$A)\"\naction:\n  check:\n    signature: {of: Layer.forward, has: [hidden, mask], order: [hidden, mask]}\nexpect: 1\n";
+    assert!(patch(&rules(rule), &versions(&[]), "m.py", LAYER).is_ok());
+    let changed = LAYER.replace(
+        "(self, hidden, mask=None,",
+        "(self, mask=None, hidden=None,",
+    );
+    let err = patch(&rules(rule), &versions(&[]), "m.py", &changed).unwrap_err();
+    let _guard = snapshots(module_path!());
+    insta::assert_snapshot!("signature_pin_fails", render(&err));
+}
+
+#[test]
+fn exists_and_absent_assert_the_count() {
+    let exists = "id: pin\nmatch: \"self.rotary_emb = $X\"\naction: {check: {exists: true}}\n";
+    let loaded = load_yaml("r.yaml", exists).unwrap();
+    assert_eq!(loaded[0].expect.unwrap().min, 1);
+    let err = patch(&rules(exists), &versions(&[]), "m.py", LAYER).unwrap_err();
+    assert!(
+        render(&err).contains("expects at least 1"),
+        "{}",
+        render(&err)
+    );
+    let absent = "id: pin\nmatch: \"x = layer($$$A)\"\naction: {check: {absent: true}}\n";
+    let err = patch(&rules(absent), &versions(&[]), "m.py", LAYER).unwrap_err();
+    assert!(
+        render(&err).contains("expects exactly 0"),
+        "{}",
+        render(&err)
+    );
+    let both = "id: pin\nmatch: \"f($X)\"\naction: {check: {exists: true, absent: true}}\n";
+    assert!(crate::util::rule_error(both).contains("cannot both hold"));
+}
+
+#[test]
+fn a_rule_without_an_action_is_a_pin_in_both_syntaxes() {
+    let rule = "id: pin\nmatch: \"x = layer($$$A)\"\nexpect: 1\n";
+    let loaded = load_yaml("r.yaml", rule).unwrap();
+    assert!(loaded[0].action.is_check());
+    let with_comments: Vec<_> = loaded.iter().map(|r| (r.clone(), String::new())).collect();
+    let yaml = write::to_yaml(&with_comments);
+    assert!(!yaml.contains("action"), "{yaml}");
+    assert_eq!(load_yaml("r.yaml", &yaml).unwrap(), loaded);
+    let dsl = write::to_dsl(&with_comments);
+    assert_eq!(load_dsl("r.graft", &dsl).unwrap(), loaded, "{dsl}");
+    let out = patch(&rules(rule), &versions(&[]), "m.py", LAYER).unwrap();
+    assert_eq!(out.output, LAYER, "a pin edits nothing");
+}
+
+#[test]
+fn a_failing_pin_follows_on_miss_and_is_missing_in_the_matrix() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::create_dir_all(dir.path().join("t")).unwrap();
+    fs::write(
+        dir.path().join("t/m.py"),
+        LAYER.replace("x = layer(x, m)", "x = layer(m, x)"),
+    )
+    .unwrap();
+    let pin = |policy: &str| {
+        format!(
+            "id: pin\nmatch: \"x = layer($$$A)\"\naction: {{check: {{binds_as_named: Layer.forward, aliases: {{hidden: [x], mask: [m]}}}}}}\nexpect: 1\non_miss: {policy}\n"
+        )
+    };
+    fs::write(dir.path().join("warn.yaml"), pin("warn")).unwrap();
+    let out = regraft(
+        &["apply", "-r", "warn.yaml", "t/m.py", "--check"],
+        dir.path(),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("warning (on_miss: warn)"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(text(&out.stderr).contains("argument 1 `m` binds parameter `hidden`"));
+    fs::write(dir.path().join("error.yaml"), pin("error")).unwrap();
+    let out = regraft(
+        &[
+            "matrix",
+            "-r",
+            "error.yaml",
+            "--target",
+            "demo=1.0:t",
+            "--format",
+            "json",
+        ],
+        dir.path(),
+    );
+    let rows: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(rows[0]["status"], "missing", "{rows}");
+    // The aliases let the fixed call hold.
+    fs::write(dir.path().join("t/m.py"), LAYER).unwrap();
+    let out = regraft(
+        &[
+            "matrix",
+            "-r",
+            "error.yaml",
+            "--target",
+            "demo=1.0:t",
+            "--format",
+            "json",
+        ],
+        dir.path(),
+    );
+    let rows: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(rows[0]["status"], "ok", "{rows}");
+}
