@@ -53,6 +53,14 @@ pub enum Gate<'r> {
         /// The version it was checked against.
         version: Version,
     },
+    /// Every `requires` holds, and so does every `fixed_upstream`: upstream fixed what the
+    /// patch fixes, and the rule is retired here.
+    Retired {
+        /// The first `fixed_upstream` requirement.
+        requirement: &'r Requirement,
+        /// The version it was checked against.
+        version: Version,
+    },
     /// A required package's version is not known.
     Unknown {
         /// The requirement whose package is unknown.
@@ -155,7 +163,23 @@ impl VersionEnv {
                 };
             }
         }
-        Gate::Open
+        let mut fixed = None;
+        for requirement in &rule.fixed_upstream {
+            let Some(version) = self.get(&requirement.package.value) else {
+                return Gate::Unknown { requirement };
+            };
+            if !admits(&requirement.specifiers.value, version) {
+                return Gate::Open;
+            }
+            fixed.get_or_insert((requirement, version));
+        }
+        match fixed {
+            Some((requirement, version)) => Gate::Retired {
+                requirement,
+                version: version.clone(),
+            },
+            None => Gate::Open,
+        }
     }
 }
 

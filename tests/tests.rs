@@ -23,6 +23,7 @@ mod precedence;
 mod prefilter;
 mod properties;
 mod regions;
+mod retire;
 mod rule_tests;
 mod scopes;
 mod vocabulary;

@@ -24,6 +24,9 @@ pub(super) struct MatrixArgs {
     /// How to report.
     #[arg(long, value_enum, default_value_t = MatrixFormat::Human)]
     format: MatrixFormat,
+    /// After the table, propose `fixed_upstream` and `requires` bounds from what it shows.
+    #[arg(long)]
+    suggest: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -49,6 +52,15 @@ pub(super) fn run(args: MatrixArgs, colors: Colors) -> Result<u8, Error> {
             let json = serde_json::to_string_pretty(&rows).expect("rows serialize");
             out(json + "\n")?;
         }
+    }
+    if args.suggest {
+        let lines = crate::matrix::suggestions(&rows, &targets);
+        let text = if lines.is_empty() {
+            "suggest: nothing: every rule's bounds fit what the matrix shows\n".to_string()
+        } else {
+            lines.iter().map(|l| format!("suggest: {l}\n")).collect()
+        };
+        super::err(text);
     }
     // A `missing` of a rule with `on_miss: warn` or `skip` is shown but does not fail.
     let failing = rows

@@ -270,9 +270,10 @@ impl<'r> Engine<'r> {
             .iter()
             .map(|(id, gate)| {
                 let reason = inactive_reason(self.rules.rule(*id), gate, text, None);
-                let status = match reason {
-                    None => RuleStatus::NoMatch,
-                    Some(_) => RuleStatus::Inactive,
+                let status = match (reason.is_some(), gate) {
+                    (false, _) => RuleStatus::NoMatch,
+                    (true, Gate::Retired { .. }) => RuleStatus::Retired,
+                    (true, _) => RuleStatus::Inactive,
                 };
                 self.bare_report(*id, status, reason)
             })
@@ -311,7 +312,11 @@ impl<'r> Engine<'r> {
                 match inactive_reason(self.rules.rule(*id), gate, &text, root) {
                     None => active.push(*id),
                     Some(reason) => {
-                        let report = self.bare_report(*id, RuleStatus::Inactive, Some(reason));
+                        let status = match gate {
+                            Gate::Retired { .. } => RuleStatus::Retired,
+                            _ => RuleStatus::Inactive,
+                        };
+                        let report = self.bare_report(*id, status, Some(reason));
                         survey.rules.push(report);
                     }
                 }

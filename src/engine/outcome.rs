@@ -15,6 +15,8 @@ use crate::source::{LineCol, LineIndex};
 pub enum RuleStatus {
     /// The version gate is off.
     Inactive,
+    /// `fixed_upstream` holds: the patch is no longer needed, and it is skipped.
+    Retired,
     /// It matched and edited.
     Applied,
     /// It matched, but every match already had the wanted shape: the patch is redundant for

@@ -53,6 +53,13 @@ pub fn gate_reason(gate: &Gate<'_>) -> String {
             "{} {} does not satisfy {}",
             requirement.package.value, version, requirement.specifiers.value
         ),
+        Gate::Retired {
+            requirement,
+            version,
+        } => format!(
+            "fixed upstream in {} {} ({})",
+            requirement.package.value, requirement.specifiers.value, version
+        ),
         Gate::Unknown { requirement } => {
             format!("the version of {} is not known", requirement.package.value)
         }

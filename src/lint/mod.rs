@@ -7,6 +7,7 @@ use miette::Severity;
 use version_ranges::Ranges;
 
 mod bindings;
+mod family;
 
 use crate::compile::RuleSet;
 use crate::error::Error;
@@ -44,6 +45,7 @@ pub fn lint(paths: &[PathBuf]) -> Result<Vec<RuleError>, Error> {
     for rule in &loaded {
         findings.extend(lint_rule(rule));
     }
+    findings.extend(family::families(&loaded));
     // `after` links rules to each other: unknown names and cycles show only in the whole set.
     let clean = findings
         .iter()

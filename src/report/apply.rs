@@ -91,6 +91,7 @@ pub fn summary(path: &str, patched: &Patched) -> Vec<String> {
                 RuleStatus::Refused => "refused",
                 RuleStatus::Held => "holds",
                 RuleStatus::Inactive => "inactive",
+                RuleStatus::Retired => "retired",
                 RuleStatus::NoMatch => "no match",
                 RuleStatus::Failed => "failed",
             };

@@ -103,7 +103,7 @@ pub fn human(rows: &[Row], palette: Palette) -> String {
             };
             let text = format!("{:w$}", cell_text(row));
             let style = match row.status {
-                Status::Ok => GOOD,
+                Status::Ok | Status::Retired => GOOD,
                 Status::Inactive => QUIET,
                 Status::Redundant => NOTE,
                 _ => BAD,

@@ -165,6 +165,14 @@ pub enum RuleErrorKind {
         /// Why its bindings disagree.
         reason: String,
     },
+    /// A family whose members' version ranges overlap or leave a hole.
+    #[error("family `{family}`: {reason}")]
+    FamilyRanges {
+        /// The family.
+        family: String,
+        /// The overlap or hole.
+        reason: String,
+    },
     /// Two rules with one id.
     #[error("duplicate rule id `{id}`")]
     DuplicateId {
@@ -202,6 +210,7 @@ impl RuleErrorKind {
             RuleErrorKind::NoExpect { .. } => "regraft::lint::no_expect",
             RuleErrorKind::UnusedLoopBinding { .. } => "regraft::lint::unused_binding",
             RuleErrorKind::BindingsDisagree { .. } => "regraft::lint::bindings_disagree",
+            RuleErrorKind::FamilyRanges { .. } => "regraft::lint::family",
         }
     }
 
@@ -231,6 +240,7 @@ impl RuleErrorKind {
             RuleErrorKind::NoExpect { .. } => "this rule",
             RuleErrorKind::UnusedLoopBinding { .. } => "bound here",
             RuleErrorKind::BindingsDisagree { .. } => "bound here",
+            RuleErrorKind::FamilyRanges { .. } => "this member",
         }
     }
 
@@ -239,7 +249,8 @@ impl RuleErrorKind {
         match self {
             RuleErrorKind::NoExpect { .. }
             | RuleErrorKind::UnusedLoopBinding { .. }
-            | RuleErrorKind::BindingsDisagree { .. } => miette::Severity::Warning,
+            | RuleErrorKind::BindingsDisagree { .. }
+            | RuleErrorKind::FamilyRanges { .. } => miette::Severity::Warning,
             _ => miette::Severity::Error,
         }
     }

@@ -379,6 +379,12 @@ pub struct Rule {
     pub description: Option<String>,
     /// Version gates; the rule is active only when all hold.
     pub requires: Vec<Requirement>,
+    /// Where the patch is no longer needed: when all of these hold (and `requires` does), the
+    /// rule is retired — skipped, and shown `retired` rather than drifting.
+    pub fixed_upstream: Vec<Requirement>,
+    /// A family of rules that patch one thing across version ranges: `lint` checks that the
+    /// members' ranges neither overlap nor leave a hole.
+    pub family: Option<Spanned<String>>,
     /// When the rule runs.
     pub phase: Phase,
     /// Globs selecting the files the rule applies to; empty means every file.

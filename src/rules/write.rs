@@ -38,14 +38,13 @@ pub fn to_value(rule: &Rule) -> Value {
         put("description", d.clone().into());
     }
     if !rule.requires.is_empty() {
-        let mut requires = Mapping::new();
-        for r in &rule.requires {
-            requires.insert(
-                r.package.value.clone().into(),
-                r.specifiers.value.to_string().replace(", ", ",").into(),
-            );
-        }
-        put("requires", Value::Mapping(requires));
+        put("requires", requirements(&rule.requires));
+    }
+    if !rule.fixed_upstream.is_empty() {
+        put("fixed_upstream", requirements(&rule.fixed_upstream));
+    }
+    if let Some(family) = &rule.family {
+        put("family", family.value.clone().into());
     }
     put("phase", rule.phase.name().into());
     if !rule.files.is_empty() {
@@ -258,6 +257,18 @@ fn test_value(case: &TestCase) -> Value {
         }
     }
     Value::Mapping(m)
+}
+
+/// `requires` and `fixed_upstream`: package → specifiers.
+fn requirements(list: &[crate::rules::model::Requirement]) -> Value {
+    let mut map = Mapping::new();
+    for r in list {
+        map.insert(
+            r.package.value.clone().into(),
+            r.specifiers.value.to_string().replace(", ", ",").into(),
+        );
+    }
+    Value::Mapping(map)
 }
 
 fn action_value(action: &Action) -> Value {

@@ -6,15 +6,12 @@
 use std::ops::Range;
 use std::str::FromStr;
 
-use pep440_rs::VersionSpecifiers;
 use serde_yaml::{Mapping, Value};
 
 use super::Syntax;
 use super::action::{ArgReader, action_names, action_spec};
 use super::error::{RuleError, RuleErrorKind, did_you_mean};
-use super::model::{
-    Action, Expect, Origin, Phase, Policy, Requirement, Rule, Spanned, normalize_package,
-};
+use super::model::{Action, Expect, Origin, Phase, Policy, Rule, Spanned};
 use super::spans::{Path, Seg, SpanIndex};
 use crate::source::SourceFile;
 
@@ -23,6 +20,8 @@ pub const RULE_KEYS: &[&str] = &[
     "id",
     "description",
     "requires",
+    "fixed_upstream",
+    "family",
     "phase",
     "files",
     "inside",
@@ -206,7 +205,11 @@ impl Cx<'_> {
         let description = field("description")
             .map(|(p, v)| self.string(&p, "description", v).map(|s| s.value))
             .transpose()?;
-        let requires = optional(field("requires"), |p, v| self.requires(p, v))?;
+        let requires = optional(field("requires"), |p, v| self.requires(p, "requires", v))?;
+        let fixed_upstream = optional(field("fixed_upstream"), |p, v| {
+            self.requires(p, "fixed_upstream", v)
+        })?;
+        let family = field("family").map(|(p, v)| self.id(&p, v)).transpose()?;
         let phase = optional(field("phase"), |p, v| self.phase(p, v))?;
         let files = optional(field("files"), |p, v| self.globs(p, v))?;
         let inside = optional(field("inside"), |p, v| self.inside(p, v))?;
@@ -237,6 +240,8 @@ impl Cx<'_> {
             id,
             description,
             requires,
+            fixed_upstream,
+            family,
             phase,
             files,
             inside,
@@ -291,64 +296,6 @@ impl Cx<'_> {
                 })
             }
         }
-    }
-
-    fn requires(&self, path: &[Seg], value: &Value) -> Result<Vec<Requirement>, RuleError> {
-        let Value::Mapping(map) = value else {
-            return Err(self.wrong_type(
-                path,
-                "requires",
-                "a mapping of package to version specifiers",
-                value,
-            ));
-        };
-        let mut out = Vec::new();
-        for (key, spec) in map {
-            let Some(package) = key.as_str() else {
-                return Err(self.wrong_type(path, "requires", "a package name", key));
-            };
-            let p = key_path(path, package);
-            if !is_package_name(package) {
-                return Err(self
-                    .error(
-                        RuleErrorKind::InvalidValue {
-                            key: "requires".to_string(),
-                            reason: format!("`{package}` is not a package name"),
-                        },
-                        self.spans.key(&p),
-                    )
-                    .with_help(
-                        "a package name is letters, digits, `.`, `_` and `-`, starting and \
-                         ending with a letter or digit (PEP 508)",
-                    ));
-            }
-            let text = match spec {
-                Value::String(s) => s.clone(),
-                Value::Number(n) => {
-                    return Err(self
-                        .wrong_type(&p, package, "a quoted specifier", spec)
-                        .with_help(format!(
-                            "write the operator too, and quote it: \">={n}\" or \"=={n}\""
-                        )));
-                }
-                other => return Err(self.wrong_type(&p, package, "a specifier string", other)),
-            };
-            let specifiers = VersionSpecifiers::from_str(&text).map_err(|e| {
-                self.error(
-                    RuleErrorKind::Specifier {
-                        package: package.to_string(),
-                        reason: first_line(&e.to_string()),
-                    },
-                    self.spans.value(&p),
-                )
-                .with_help("PEP 440 specifiers look like \">=4.52,<5\" or \"~=4.57.0\"")
-            })?;
-            out.push(Requirement {
-                package: Spanned::new(normalize_package(package), self.spans.key(&p)),
-                specifiers: Spanned::new(specifiers, self.spans.value(&p)),
-            });
-        }
-        Ok(out)
     }
 
     pub(super) fn phase(&self, path: &[Seg], value: &Value) -> Result<Phase, RuleError> {
@@ -517,6 +464,7 @@ fn first_line(s: &str) -> String {
     s.lines().next().unwrap_or(s).trim().to_string()
 }
 
+mod requires;
 mod scope;
 #[cfg(test)]
 mod tests;

@@ -10,6 +10,9 @@ use pep440_rs::Version;
 use rayon::prelude::*;
 use serde::Serialize;
 
+mod suggest;
+pub use suggest::suggestions;
+
 use crate::compile::{CompiledRule, RuleId, RuleSet};
 use crate::engine::{Engine, PatchError, Target};
 use crate::error::Error;
@@ -69,6 +72,8 @@ pub enum Status {
     Ok,
     /// Active and matching, but nothing to change: upstream already has the patched shape.
     Redundant,
+    /// `fixed_upstream` holds: the patch is no longer needed here (expected, not drift).
+    Retired,
     /// `expect` failed, or no file was selected at all.
     Missing,
     /// Its edits overlap another rule's.
@@ -84,6 +89,7 @@ impl Status {
             Status::Inactive => "inactive",
             Status::Ok => "ok",
             Status::Redundant => "redundant",
+            Status::Retired => "retired",
             Status::Missing => "missing",
             Status::Conflict => "conflict",
             Status::Error => "error",
@@ -172,6 +178,7 @@ fn gate_cell(rule: &CompiledRule, versions: &VersionEnv) -> Option<(Status, Stri
     match versions.gate(&rule.rule) {
         Gate::Open => None,
         gate @ Gate::Closed { .. } => Some((Status::Inactive, crate::engine::gate_reason(&gate))),
+        gate @ Gate::Retired { .. } => Some((Status::Retired, crate::engine::gate_reason(&gate))),
         Gate::Unknown { requirement } => Some((
             Status::Error,
             format!(
@@ -256,7 +263,7 @@ fn row(
 
 fn severity(status: Status) -> u8 {
     match status {
-        Status::Inactive | Status::Ok | Status::Redundant => 0,
+        Status::Inactive | Status::Ok | Status::Redundant | Status::Retired => 0,
         Status::Missing => 1,
         Status::Conflict => 2,
         Status::Error => 3,
