@@ -15,6 +15,7 @@ mod dsl;
 mod explain;
 mod fuzz_regressions;
 mod generic;
+mod groups;
 mod layers;
 mod lint;
 mod matrix;

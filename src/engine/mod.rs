@@ -6,6 +6,7 @@ mod diagnose;
 pub mod error;
 pub mod explain;
 mod find;
+mod group;
 mod outcome;
 mod parsed;
 mod probe;
@@ -170,7 +171,17 @@ impl<'r> Engine<'r> {
     /// first: a failing rule's edits are left out and the others still apply. Only a target
     /// that does not parse is an error here.
     pub fn survey(&self, target: Target<'_>) -> Result<Survey, PatchError> {
-        let schedule = Schedule::new(self, target.path);
+        let first = self.survey_excluding(target, &[])?;
+        self.settle_groups(target, first)
+    }
+
+    /// The survey with the rules in `excluded` left out (members of a failed group).
+    fn survey_excluding(
+        &self,
+        target: Target<'_>,
+        excluded: &[RuleId],
+    ) -> Result<Survey, PatchError> {
+        let schedule = Schedule::new(self, target.path, excluded);
         if schedule.is_empty() {
             // No rule looks at this file: it is not even parsed.
             return Ok(Survey::untouched(target.source, Vec::new()));
@@ -306,29 +317,34 @@ impl<'r> Engine<'r> {
     ) -> (Survey, Parsed) {
         let mut survey = Survey::default();
         for phase in &schedule.phases {
-            let mut active = Vec::new();
-            for (id, gate) in &phase.selected {
-                let root = Some(parsed.tree.root_node());
-                match inactive_reason(self.rules.rule(*id), gate, &text, root) {
-                    None => active.push(*id),
-                    Some(reason) => {
-                        let status = match gate {
-                            Gate::Retired { .. } => RuleStatus::Retired,
-                            _ => RuleStatus::Inactive,
-                        };
-                        let report = self.bare_report(*id, status, Some(reason));
-                        survey.rules.push(report);
+            // Rules that run `after` others see their output: one parse per step. Each step's
+            // gates and `when` probes are read on the text that step sees, so a probe may
+            // test for what an earlier step wrote.
+            let last_step = phase
+                .selected
+                .iter()
+                .map(|(id, _)| self.rules.rule(*id).step)
+                .max();
+            for step in 0..=last_step.unwrap_or(0) {
+                let mut group: Vec<RuleId> = Vec::new();
+                for (id, gate) in &phase.selected {
+                    if self.rules.rule(*id).step != step {
+                        continue;
+                    }
+                    let root = Some(parsed.tree.root_node());
+                    match inactive_reason(self.rules.rule(*id), gate, &text, root) {
+                        None => group.push(*id),
+                        Some(reason) => {
+                            let status = match gate {
+                                Gate::Retired { .. } => RuleStatus::Retired,
+                                _ => RuleStatus::Inactive,
+                            };
+                            survey
+                                .rules
+                                .push(self.bare_report(*id, status, Some(reason)));
+                        }
                     }
                 }
-            }
-            // Rules that run `after` others see their output: one parse per step.
-            let last_step = active.iter().map(|&id| self.rules.rule(id).step).max();
-            for step in 0..=last_step.unwrap_or(0) {
-                let group: Vec<RuleId> = active
-                    .iter()
-                    .copied()
-                    .filter(|&id| self.rules.rule(id).step == step)
-                    .collect();
                 if group.is_empty() {
                     continue;
                 }
@@ -353,6 +369,9 @@ impl<'r> Engine<'r> {
                 }
             }
         }
+        // Reports in the schedule's order, as a file that is never parsed lists them.
+        let position = |id: RuleId| schedule.order.iter().position(|(o, _)| *o == id);
+        survey.rules.sort_by_key(|r| position(r.index));
         survey.output = text;
         (survey, parsed)
     }

@@ -31,8 +31,8 @@ pub(crate) struct Schedule<'r> {
 }
 
 impl<'r> Schedule<'r> {
-    /// The schedule of `engine` for the file at `path`.
-    pub fn new(engine: &Engine<'r>, path: &str) -> Self {
+    /// The schedule of `engine` for the file at `path`, leaving out the rules in `excluded`.
+    pub fn new(engine: &Engine<'r>, path: &str, excluded: &[RuleId]) -> Self {
         let phases: Vec<PhaseRules<'r>> = Phase::ALL
             .into_iter()
             .filter(|&phase| engine.phase.is_none_or(|p| p == phase))
@@ -43,7 +43,11 @@ impl<'r> Schedule<'r> {
                     .rules
                     .iter()
                     .enumerate()
-                    .filter(|(_, r)| r.rule.phase == phase && engine.selects(r, path))
+                    .filter(|(i, r)| {
+                        r.rule.phase == phase
+                            && engine.selects(r, path)
+                            && !excluded.contains(&RuleId(*i))
+                    })
                     .map(|(i, r)| (RuleId(i), engine.versions.gate(&r.rule)))
                     .collect(),
             })
@@ -121,7 +125,7 @@ mod tests {
         let mut versions = VersionEnv::default();
         versions.insert_pair("transformers=4.57.6").unwrap();
         let engine = Engine::new(&rules, &versions, None);
-        let schedule = Schedule::new(&engine, "pkg/mod.py");
+        let schedule = Schedule::new(&engine, "pkg/mod.py", &[]);
         let order: Vec<(usize, bool)> = schedule
             .order
             .iter()
@@ -134,7 +138,7 @@ mod tests {
         );
         assert_eq!(schedule.open().map(|id| id.0).collect::<Vec<_>>(), [1, 0]);
         assert!(
-            Schedule::new(&engine.selecting_all_files(), "x.py")
+            Schedule::new(&engine.selecting_all_files(), "x.py", &[])
                 .order
                 .len()
                 == 4

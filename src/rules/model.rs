@@ -382,6 +382,9 @@ pub struct Rule {
     /// Where the patch is no longer needed: when all of these hold (and `requires` does), the
     /// rule is retired — skipped, and shown `retired` rather than drifting.
     pub fixed_upstream: Vec<Requirement>,
+    /// Rules that apply together in each file: if an active member fails (or misses its
+    /// `expect`), none of the group's edits is applied there.
+    pub group: Option<Spanned<String>>,
     /// A family of rules that patch one thing across version ranges: `lint` checks that the
     /// members' ranges neither overlap nor leave a hole.
     pub family: Option<Spanned<String>>,

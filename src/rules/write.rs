@@ -43,6 +43,9 @@ pub fn to_value(rule: &Rule) -> Value {
     if !rule.fixed_upstream.is_empty() {
         put("fixed_upstream", requirements(&rule.fixed_upstream));
     }
+    if let Some(group) = &rule.group {
+        put("group", group.value.clone().into());
+    }
     if let Some(family) = &rule.family {
         put("family", family.value.clone().into());
     }

@@ -21,6 +21,7 @@ pub const RULE_KEYS: &[&str] = &[
     "description",
     "requires",
     "fixed_upstream",
+    "group",
     "family",
     "phase",
     "files",
@@ -210,6 +211,7 @@ impl Cx<'_> {
             self.requires(p, "fixed_upstream", v)
         })?;
         let family = field("family").map(|(p, v)| self.id(&p, v)).transpose()?;
+        let group = field("group").map(|(p, v)| self.id(&p, v)).transpose()?;
         let phase = optional(field("phase"), |p, v| self.phase(p, v))?;
         let files = optional(field("files"), |p, v| self.globs(p, v))?;
         let inside = optional(field("inside"), |p, v| self.inside(p, v))?;
@@ -241,6 +243,7 @@ impl Cx<'_> {
             description,
             requires,
             fixed_upstream,
+            group,
             family,
             phase,
             files,
