@@ -45,6 +45,10 @@ pub enum Error {
         /// The directive line.
         line: String,
     },
+    /// Upstream releases could not be listed or fetched.
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    Fetch(#[from] crate::fetch::FetchError),
     /// A `matrix --target` argument is not `PKG=VERSION:DIR`.
     #[error("`{arg}` is not PKG=VERSION:DIR (e.g. transformers=4.57.6:corpus/transformers)")]
     #[diagnostic(code(regraft::usage))]
@@ -95,6 +99,7 @@ impl Error {
             Error::Load(l) => l.kind(),
             Error::Target(t) => t.kind(),
             Error::Rule(_) => "rule",
+            Error::Fetch(_) => "fetch",
             Error::Version(_)
             | Error::Usage(_)
             | Error::TestDirective { .. }

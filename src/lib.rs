@@ -10,6 +10,7 @@ pub mod compile;
 pub mod edit;
 pub mod engine;
 pub mod error;
+pub mod fetch;
 pub mod lint;
 pub mod matrix;
 pub mod modules;

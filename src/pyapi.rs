@@ -79,6 +79,7 @@ fn to_py_err(py: Python<'_>, error: &Error) -> PyErr {
         | Error::Version(_)
         | Error::TestDirective { .. }
         | Error::MatrixTarget { .. }
+        | Error::Fetch(_)
         | Error::Usage(_) => RegraftError::new_err(message),
     };
     let value = err.value(py);

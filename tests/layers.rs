@@ -10,7 +10,7 @@ use crate::util::root;
 /// lower floors only. `actions` sits below `compile`, which reads each action's facts.
 const FLOORS: &[&[&str]] = &[
     &["source", "edit", "prefilter"],
-    &["python", "targets", "modules"],
+    &["python", "targets", "modules", "fetch"],
     &["rules"],
     &["versions", "pattern"],
     &["actions"],

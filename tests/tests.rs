@@ -13,6 +13,7 @@ mod diagnostics;
 mod differential;
 mod dsl;
 mod explain;
+mod fetch;
 mod fuzz_regressions;
 mod generic;
 mod groups;

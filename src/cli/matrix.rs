@@ -6,6 +6,7 @@ use clap::{Args, ValueEnum};
 
 use super::{Colors, load_rules, out};
 use crate::error::Error;
+use crate::fetch::{Fetcher, Selection};
 use crate::matrix::{MatrixTarget, Status};
 use crate::report::matrix::{human, markdown};
 use crate::versions::VersionEnv;
@@ -16,8 +17,16 @@ pub(super) struct MatrixArgs {
     #[arg(short = 'r', long = "rules", value_name = "RULES")]
     rules: Vec<PathBuf>,
     /// An upstream tree and its version, `PKG=VER:DIR` (repeatable).
-    #[arg(long = "target", value_name = "PKG=VER:DIR", required = true)]
+    #[arg(
+        long = "target",
+        value_name = "PKG=VER:DIR",
+        required_unless_present = "fetch"
+    )]
     targets: Vec<String>,
+    /// Releases to fetch from the package index (with pip) and add as targets:
+    /// `transformers>=4.46`, or patterns `transformers==4.46.*,4.5*,5.*` (repeatable).
+    #[command(flatten)]
+    fetch: FetchArgs,
     /// Versions of other packages, e.g. `torch=2.5.1` (repeatable).
     #[arg(long = "with", value_name = "PKG=VER")]
     with: Vec<String>,
@@ -27,6 +36,41 @@ pub(super) struct MatrixArgs {
     /// After the table, propose `fixed_upstream` and `requires` bounds from what it shows.
     #[arg(long)]
     suggest: bool,
+}
+
+/// Releases fetched on demand, shared by `matrix` and `bisect`.
+#[derive(Debug, Args)]
+pub(super) struct FetchArgs {
+    /// Releases to fetch from the package index (with pip) into the cache: `PKG>=4.46`,
+    /// `PKG>=4.46,<5`, or patterns `PKG==4.46.*,4.5*,5.*` (repeatable).
+    #[arg(long = "fetch", value_name = "SELECTION")]
+    pub fetch: Vec<String>,
+    /// At most this many releases per selection (the newest).
+    #[arg(long, value_name = "N", default_value_t = 12)]
+    pub max_releases: usize,
+    /// Where fetched releases are kept (default `$REGRAFT_CACHE`, else `~/.cache/regraft`).
+    #[arg(long, value_name = "DIR")]
+    pub cache: Option<PathBuf>,
+}
+
+impl FetchArgs {
+    /// The fetched releases as matrix targets, each unpacked once into the cache.
+    fn targets(&self) -> Result<Vec<MatrixTarget>, Error> {
+        let fetcher = Fetcher::new(self.cache.clone());
+        let mut out = Vec::new();
+        for arg in &self.fetch {
+            let selection = Selection::parse(arg)?;
+            for version in fetcher.releases(&selection, self.max_releases)? {
+                let dir = fetcher.tree(&selection.package, &version)?;
+                out.push(MatrixTarget {
+                    package: selection.package.clone(),
+                    version,
+                    dir,
+                });
+            }
+        }
+        Ok(out)
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -39,11 +83,12 @@ enum MatrixFormat {
 pub(super) fn run(args: MatrixArgs, colors: Colors) -> Result<u8, Error> {
     let rules = load_rules(&args.rules)?;
     let with = VersionEnv::from_pairs(&args.with)?;
-    let targets = args
+    let mut targets = args
         .targets
         .iter()
         .map(|t| MatrixTarget::parse(t))
         .collect::<Result<Vec<_>, _>>()?;
+    targets.extend(args.fetch.targets()?);
     let rows = crate::matrix::run(&rules, &targets, &with)?;
     match args.format {
         MatrixFormat::Human => out(human(&rows, colors.stdout))?,

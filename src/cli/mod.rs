@@ -3,6 +3,7 @@
 //! the command and turns a failure into its exit code.
 
 mod apply;
+mod bisect;
 mod explain;
 mod fmt;
 mod lint;
@@ -46,6 +47,9 @@ enum Command {
     Test(test::TestArgs),
     /// Show which rules hold on which upstream trees (the drift matrix).
     Matrix(matrix::MatrixArgs),
+    /// Find the first upstream release where a rule's status changes, fetching releases on
+    /// demand, and show the upstream change near what it matched.
+    Bisect(bisect::BisectArgs),
 }
 
 /// Colour for each output stream, decided once per run.
@@ -75,6 +79,7 @@ pub fn run() -> u8 {
         Command::Lint(args) => lint::run(args, colors),
         Command::Test(args) => test::run(args, colors),
         Command::Matrix(args) => matrix::run(args, colors),
+        Command::Bisect(args) => bisect::run(args),
     };
     match result {
         Ok(code) => code,

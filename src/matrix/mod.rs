@@ -10,7 +10,9 @@ use pep440_rs::Version;
 use rayon::prelude::*;
 use serde::Serialize;
 
+mod bisect;
 mod suggest;
+pub use bisect::{Bisection, bisect};
 pub use suggest::suggestions;
 
 use crate::compile::{CompiledRule, RuleId, RuleSet};
@@ -120,6 +122,9 @@ pub struct Row {
     /// Whether a `missing` here fails the run (the rule's `on_miss` is `error`).
     #[serde(skip)]
     pub fails: bool,
+    /// Where it matched: each file (relative to the target folder) and line.
+    #[serde(skip)]
+    pub sites: Vec<(String, usize)>,
 }
 
 struct FileOutcome {
@@ -206,6 +211,7 @@ fn row(
         files: Vec::new(),
         message: String::new(),
         fails: rule.rule.on_miss == crate::rules::model::Policy::Error,
+        sites: Vec::new(),
     };
     if let Some((status, message)) = gate_cell(rule, versions) {
         row.status = status;
@@ -224,6 +230,12 @@ fn row(
                 .iter()
                 .filter(|m| m.refused.is_some())
                 .count();
+            row.sites.extend(
+                report
+                    .matches
+                    .iter()
+                    .map(|m| (outcome.path.clone(), m.start.line)),
+            );
             let n = report.matches.len() as u64;
             row.matches += n;
             if n > 0 {

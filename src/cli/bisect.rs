@@ -1,0 +1,91 @@
+//! `regraft bisect`: the first upstream release where a rule's status changes.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use clap::Args;
+
+use super::matrix::FetchArgs;
+use super::{load_rules, out};
+use crate::error::Error;
+use crate::fetch::{Fetcher, Selection};
+use crate::matrix::{Row, bisect};
+use crate::versions::VersionEnv;
+
+#[derive(Debug, Args)]
+pub(super) struct BisectArgs {
+    /// The id of the rule (or pin) to follow.
+    rule: String,
+    /// A rule file or a folder of them (repeatable); default `./rules`.
+    #[arg(short = 'r', long = "rules", value_name = "RULES")]
+    rules: Vec<PathBuf>,
+    /// Versions of other packages, e.g. `torch=2.5.1` (repeatable).
+    #[arg(long = "with", value_name = "PKG=VER")]
+    with: Vec<String>,
+    #[command(flatten)]
+    fetch: FetchArgs,
+}
+
+fn cell(row: &Row) -> String {
+    match row.message.as_str() {
+        "" => format!("{} ({} matches)", row.status.name(), row.matches),
+        message => format!("{} — {message}", row.status.name()),
+    }
+}
+
+pub(super) fn run(args: BisectArgs) -> Result<u8, Error> {
+    let started = Instant::now();
+    let rules = load_rules(&args.rules)?;
+    let with = VersionEnv::from_pairs(&args.with)?;
+    let [selection] = args.fetch.fetch.as_slice() else {
+        return Err(Error::Usage(
+            "bisect takes one --fetch selection, e.g. --fetch 'transformers>=4.46'".into(),
+        ));
+    };
+    let selection = Selection::parse(selection)?;
+    let fetcher = Fetcher::new(args.fetch.cache.clone());
+    let found = bisect(
+        &rules,
+        &args.rule,
+        &selection,
+        args.fetch.max_releases,
+        &with,
+        &fetcher,
+    )?;
+    let package = &found.package;
+    let mut text = String::new();
+    let (good, good_row) = &found.good;
+    match &found.bad {
+        None => text.push_str(&format!(
+            "{}: no change over {} releases of {package} ({good} .. newest): {}\n",
+            found.rule,
+            found.releases,
+            cell(good_row)
+        )),
+        Some((bad, bad_row)) => {
+            text.push_str(&format!(
+                "{}: first changed in {package} {bad}\n  last {package} {good}: {}\n  first {package} {bad}: {}\n",
+                found.rule,
+                cell(good_row),
+                cell(bad_row)
+            ));
+            if found.diff.is_empty() {
+                text.push_str("  (no upstream change near the sites it matched)\n");
+            } else {
+                text.push_str(&format!(
+                    "upstream change near the sites it matched in {good}:\n{}",
+                    found.diff
+                ));
+            }
+        }
+    }
+    text.push_str(&format!(
+        "{} of {} releases looked at, {} fetched, {:.1} s\n",
+        found.looked_at,
+        found.releases,
+        fetcher.downloads(),
+        started.elapsed().as_secs_f64()
+    ));
+    out(text)?;
+    Ok(0)
+}

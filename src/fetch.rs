@@ -1,0 +1,283 @@
+//! Upstream releases on demand: the versions a package index has, and each release's Python
+//! sources unpacked into a cache outside the project (never committed), fetched once.
+//!
+//! pip does the talking to the index, so the user's pip configuration (index URL, proxies,
+//! `PIP_FIND_LINKS` / `PIP_NO_INDEX` for a local mirror) applies as it does to every install;
+//! a wheel is a zip, unpacked with Python's own `zipfile` by the same interpreter. Writing an
+//! index client and a zip reader here would duplicate both for no gain.
+
+use std::cell::Cell;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::str::FromStr;
+
+use pep440_rs::{Version, VersionSpecifiers};
+
+/// Why a release could not be listed or fetched.
+#[derive(Debug, thiserror::Error, miette::Diagnostic)]
+pub enum FetchError {
+    /// The `--fetch` argument is not `PKG<specifiers>` or `PKG==PATTERN,...`.
+    #[error(
+        "`{arg}` is not a release selection: write `PKG>=4.46`, `PKG>=4.46,<5` or `PKG==4.46.*,4.5*,5.*`"
+    )]
+    #[diagnostic(code(regraft::fetch::spec))]
+    Spec {
+        /// The argument as given.
+        arg: String,
+    },
+    /// pip could not be run or failed.
+    #[error("{what} failed: {detail}")]
+    #[diagnostic(
+        code(regraft::fetch::pip),
+        help(
+            "releases are fetched with `{python} -m pip` into {cache}; offline, fill that cache (bench/fetch-transformers.sh) or point PIP_FIND_LINKS at local wheels with PIP_NO_INDEX=1"
+        )
+    )]
+    Pip {
+        /// What was attempted.
+        what: String,
+        /// pip's last words.
+        detail: String,
+        /// The interpreter used.
+        python: String,
+        /// The cache folder.
+        cache: String,
+    },
+    /// No release matches.
+    #[error("no release of {package} matches `{selection}` (the index has {available})")]
+    #[diagnostic(code(regraft::fetch::none))]
+    NoRelease {
+        /// The package.
+        package: String,
+        /// The selection as written.
+        selection: String,
+        /// A few versions the index has.
+        available: String,
+    },
+}
+
+/// Which releases of a package: PEP 440 specifiers (all must hold), or version patterns
+/// (`4.46.*`, `4.5*`; any may match).
+#[derive(Debug, Clone)]
+pub struct Selection {
+    /// The package.
+    pub package: String,
+    /// The selection as written after the package name.
+    pub text: String,
+    matcher: Matcher,
+}
+
+#[derive(Debug, Clone)]
+enum Matcher {
+    Specifiers(VersionSpecifiers),
+    Patterns(Vec<String>),
+}
+
+impl Selection {
+    /// Parses `transformers>=4.46`, `transformers>=4.46,<5` or `transformers==4.46.*,4.5*`.
+    pub fn parse(arg: &str) -> Result<Self, FetchError> {
+        let bad = || FetchError::Spec {
+            arg: arg.to_string(),
+        };
+        let split = arg.find(|c: char| "<>=!~".contains(c)).ok_or_else(bad)?;
+        let (package, text) = (arg[..split].trim(), arg[split..].trim());
+        if package.is_empty() {
+            return Err(bad());
+        }
+        let items: Vec<&str> = text.split(',').map(str::trim).collect();
+        let has_operator = |i: &str| i.starts_with(|c: char| "<>=!~".contains(c));
+        let matcher = if items.iter().all(|i| has_operator(i)) && !text.contains("*,") {
+            Matcher::Specifiers(VersionSpecifiers::from_str(text).map_err(|_| bad())?)
+        } else {
+            // A list of patterns: any may match.
+            Matcher::Patterns(
+                items
+                    .iter()
+                    .map(|i| i.trim_start_matches("==").to_string())
+                    .collect(),
+            )
+        };
+        Ok(Self {
+            package: package.to_string(),
+            text: text.to_string(),
+            matcher,
+        })
+    }
+
+    /// Whether `version` is selected. Pre-releases only where a pattern names them.
+    pub fn admits(&self, version: &Version) -> bool {
+        match &self.matcher {
+            Matcher::Specifiers(s) => !version.any_prerelease() && s.contains(version),
+            Matcher::Patterns(patterns) => {
+                let text = version.to_string();
+                patterns.iter().any(|p| match p.strip_suffix('*') {
+                    Some(prefix) => text.starts_with(prefix) && !version.any_prerelease(),
+                    None => text == *p,
+                })
+            }
+        }
+    }
+}
+
+/// Lists and fetches releases through pip, into a cache folder.
+#[derive(Debug)]
+pub struct Fetcher {
+    python: String,
+    cache: PathBuf,
+    downloads: Cell<usize>,
+}
+
+impl Fetcher {
+    /// A fetcher using `$REGRAFT_PYTHON` (default `python3`) and the cache `cache`, else
+    /// `$REGRAFT_CACHE`, else `~/.cache/regraft`.
+    pub fn new(cache: Option<PathBuf>) -> Self {
+        let cache = cache
+            .or_else(|| std::env::var_os("REGRAFT_CACHE").map(PathBuf::from))
+            .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".cache/regraft")))
+            .unwrap_or_else(|| PathBuf::from(".regraft-cache"));
+        Self {
+            python: std::env::var("REGRAFT_PYTHON").unwrap_or_else(|_| "python3".into()),
+            cache,
+            downloads: Cell::new(0),
+        }
+    }
+
+    /// How many releases this fetcher downloaded (cache hits not counted).
+    pub fn downloads(&self) -> usize {
+        self.downloads.get()
+    }
+
+    fn pip_error(&self, what: String, detail: String) -> FetchError {
+        FetchError::Pip {
+            what,
+            detail,
+            python: self.python.clone(),
+            cache: self.cache.display().to_string(),
+        }
+    }
+
+    fn run(&self, what: String, args: &[&str]) -> Result<String, FetchError> {
+        let out = Command::new(&self.python)
+            .args(args)
+            .output()
+            .map_err(|e| self.pip_error(what.clone(), e.to_string()))?;
+        if !out.status.success() {
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            let last = stderr.lines().rfind(|l| !l.trim().is_empty()).unwrap_or("");
+            return Err(self.pip_error(what, last.trim().to_string()));
+        }
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    }
+
+    /// The selected releases the index has, oldest first; at most `max`, the newest kept.
+    pub fn releases(&self, selection: &Selection, max: usize) -> Result<Vec<Version>, FetchError> {
+        let package = &selection.package;
+        let listing = self.run(
+            format!("listing the releases of {package}"),
+            &[
+                "-m",
+                "pip",
+                "index",
+                "versions",
+                package,
+                "--disable-pip-version-check",
+            ],
+        )?;
+        let mut all: Vec<Version> = listing
+            .lines()
+            .find_map(|l| l.strip_prefix("Available versions:"))
+            .unwrap_or("")
+            .split(',')
+            .filter_map(|v| Version::from_str(v.trim()).ok())
+            .collect();
+        all.sort();
+        let mut chosen: Vec<Version> = all
+            .iter()
+            .filter(|v| selection.admits(v))
+            .cloned()
+            .collect();
+        if chosen.is_empty() {
+            let newest: Vec<String> = all.iter().rev().take(5).map(ToString::to_string).collect();
+            return Err(FetchError::NoRelease {
+                package: package.clone(),
+                selection: selection.text.clone(),
+                available: if newest.is_empty() {
+                    "none".into()
+                } else {
+                    newest.join(", ") + ", …"
+                },
+            });
+        }
+        if chosen.len() > max {
+            chosen.drain(..chosen.len() - max);
+        }
+        Ok(chosen)
+    }
+
+    /// The folder holding release `version`'s sources (`<cache>/<pkg>-<version>/`, with the
+    /// package's folders inside), downloaded and unpacked the first time.
+    pub fn tree(&self, package: &str, version: &Version) -> Result<PathBuf, FetchError> {
+        let dest = self.cache.join(format!("{package}-{version}"));
+        if dest.join(".complete").is_file() {
+            return Ok(dest);
+        }
+        let scratch = self.cache.join(format!(".download-{package}-{version}"));
+        let _ = std::fs::remove_dir_all(&scratch);
+        let what = format!("fetching {package}=={version}");
+        std::fs::create_dir_all(&scratch)
+            .map_err(|e| self.pip_error(what.clone(), e.to_string()))?;
+        let scratch_text = scratch.display().to_string();
+        let requirement = format!("{package}=={version}");
+        let download = [
+            "-m",
+            "pip",
+            "download",
+            "--no-deps",
+            "--only-binary=:all:",
+            "--disable-pip-version-check",
+            "--quiet",
+            "-d",
+            &scratch_text,
+            &requirement,
+        ];
+        self.run(what.clone(), &download)?;
+        let dest_text = dest.display().to_string();
+        self.run(what, &["-c", UNPACK, &scratch_text, &dest_text])?;
+        let _ = std::fs::remove_dir_all(&scratch);
+        self.downloads.set(self.downloads.get() + 1);
+        Ok(dest)
+    }
+}
+
+/// Unpacks the `.py` files of the one wheel in argv[1] into argv[2], then marks it complete.
+const UNPACK: &str = r#"
+import os, sys, zipfile
+src, dest = sys.argv[1], sys.argv[2]
+wheels = [f for f in os.listdir(src) if f.endswith(".whl")]
+if len(wheels) != 1:
+    sys.exit("expected one wheel, found %d" % len(wheels))
+with zipfile.ZipFile(os.path.join(src, wheels[0])) as z:
+    for name in z.namelist():
+        if name.endswith(".py") and ".dist-info/" not in name and not name.startswith("/") and ".." not in name.split("/"):
+            z.extract(name, dest)
+open(os.path.join(dest, ".complete"), "w").close()
+"#;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn selections_are_specifiers_or_patterns() {
+        let v = |s: &str| Version::from_str(s).unwrap();
+        let range = Selection::parse("transformers>=4.46,<5").unwrap();
+        assert!(range.admits(&v("4.57.6")) && !range.admits(&v("5.0.0")));
+        assert!(!range.admits(&v("4.50.0rc1")), "no pre-releases by default");
+        let patterns = Selection::parse("transformers==4.46.*,4.5*,5.*").unwrap();
+        assert_eq!(patterns.package, "transformers");
+        assert!(patterns.admits(&v("4.46.3")) && patterns.admits(&v("4.51.3")));
+        assert!(patterns.admits(&v("5.1.0")) && !patterns.admits(&v("4.47.0")));
+        assert!(Selection::parse("transformers").is_err());
+        assert!(Selection::parse(">=4").is_err());
+    }
+}

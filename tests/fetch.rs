@@ -1,0 +1,169 @@
+//! Releases fetched on demand (`matrix --fetch`, `bisect`), from a local wheel folder through
+//! pip's own `PIP_FIND_LINKS`/`PIP_NO_INDEX`, so no test needs the network.
+
+use std::fs;
+use std::path::Path;
+use std::process::Command;
+
+use crate::util::{regraft_command, snapshots, text};
+
+/// Wheels of a package `demo` whose `f` renames `mask` to `attn_mask` in 2.1.0.
+fn wheels(dir: &Path) {
+    let script = r#"
+import sys, zipfile
+out = sys.argv[1]
+for v in ["1.0.0", "1.1.0", "1.2.0", "1.3.0", "2.0.0", "2.1.0", "2.2.0"]:
+    old = tuple(int(p) for p in v.split(".")) < (2, 1, 0)
+    kw = "mask" if old else "attn_mask"
+    body = f"def f(x, {kw}=None):\n    return x\n\n\ndef g(y):\n    return f(y, {kw}=1)\n"
+    with zipfile.ZipFile(f"{out}/demo-{v}-py3-none-any.whl", "w") as z:
+        z.writestr("demo/__init__.py", "")
+        z.writestr("demo/core.py", body)
+        z.writestr(f"demo-{v}.dist-info/METADATA", f"Metadata-Version: 2.1\nName: demo\nVersion: {v}\n")
+        z.writestr(f"demo-{v}.dist-info/WHEEL", "Wheel-Version: 1.0\nGenerator: t\nRoot-Is-Purelib: true\nTag: py3-none-any\n")
+        z.writestr(f"demo-{v}.dist-info/RECORD", "")
+"#;
+    let status = Command::new("python3")
+        .args(["-c", script, &dir.display().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+fn regraft_offline(args: &[&str], dir: &Path) -> std::process::Output {
+    regraft_command(args, dir)
+        .env("PIP_NO_INDEX", "1")
+        .env("PIP_FIND_LINKS", dir.join("wheels"))
+        .env("REGRAFT_CACHE", dir.join("cache"))
+        .output()
+        .unwrap()
+}
+
+const RULE: &str = "id: drop-mask\nfiles: [\"**/demo/core.py\"]\nmatch: \"f($$$A)\"\naction: {remove_kwargs: [mask]}\nexpect: 1\n";
+
+#[test]
+fn bisect_finds_the_release_that_changed_a_rule_in_log_n_fetches() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::create_dir(dir.path().join("wheels")).unwrap();
+    wheels(&dir.path().join("wheels"));
+    fs::write(dir.path().join("r.yaml"), RULE).unwrap();
+    let out = regraft_offline(
+        &["bisect", "drop-mask", "-r", "r.yaml", "--fetch", "demo>=1"],
+        dir.path(),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    // Seven releases: both ends, then halvings: 5 looked at, each fetched once.
+    assert!(
+        stdout.contains("5 of 7 releases looked at, 5 fetched"),
+        "{stdout}"
+    );
+    let without_time: String = stdout
+        .lines()
+        .filter(|l| !l.ends_with(" s"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let _guard = snapshots(module_path!());
+    insta::assert_snapshot!("bisect", without_time);
+    // A second run finds every release in the cache.
+    let again = regraft_offline(
+        &["bisect", "drop-mask", "-r", "r.yaml", "--fetch", "demo>=1"],
+        dir.path(),
+    );
+    assert!(
+        text(&again.stdout).contains("5 of 7 releases looked at, 0 fetched"),
+        "{}",
+        text(&again.stdout)
+    );
+}
+
+#[test]
+fn matrix_fetches_the_releases_a_selection_names() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::create_dir(dir.path().join("wheels")).unwrap();
+    wheels(&dir.path().join("wheels"));
+    fs::write(dir.path().join("r.yaml"), RULE).unwrap();
+    let out = regraft_offline(
+        &[
+            "matrix",
+            "-r",
+            "r.yaml",
+            "--fetch",
+            "demo==1.0.*,2.*",
+            "--format",
+            "json",
+        ],
+        dir.path(),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let rows: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let cells: Vec<(String, String)> = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["target"].as_str().unwrap().to_string(),
+                r["status"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        cells,
+        [
+            ("demo==1.0.0".to_string(), "ok".to_string()),
+            ("demo==2.0.0".to_string(), "ok".to_string()),
+            ("demo==2.1.0".to_string(), "redundant".to_string()),
+            ("demo==2.2.0".to_string(), "redundant".to_string()),
+        ]
+    );
+}
+
+#[test]
+fn fetching_without_pip_or_releases_fails_clearly() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::create_dir(dir.path().join("wheels")).unwrap();
+    fs::write(dir.path().join("r.yaml"), RULE).unwrap();
+    let none = regraft_offline(
+        &["matrix", "-r", "r.yaml", "--fetch", "demo>=1"],
+        dir.path(),
+    );
+    assert_eq!(none.status.code(), Some(2));
+    // pip itself finds nothing to list: its own words, and where releases would be cached.
+    let stderr = text(&none.stderr);
+    assert!(
+        stderr.contains("listing the releases of demo failed"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("No matching distribution found for demo"),
+        "{stderr}"
+    );
+    // Releases exist, but none the selection admits.
+    wheels(&dir.path().join("wheels"));
+    let out = regraft_offline(
+        &["matrix", "-r", "r.yaml", "--fetch", "demo>=3"],
+        dir.path(),
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("no release of demo matches `>=3` (the index has 2.2.0, 2.1.0"),
+        "{}",
+        text(&out.stderr)
+    );
+    let no_python = regraft_command(
+        &["matrix", "-r", "r.yaml", "--fetch", "demo>=1"],
+        dir.path(),
+    )
+    .env("REGRAFT_PYTHON", "/nonexistent/python")
+    .env("REGRAFT_CACHE", dir.path().join("cache"))
+    .output()
+    .unwrap();
+    assert_eq!(no_python.status.code(), Some(2));
+    let stderr = text(&no_python.stderr);
+    assert!(
+        stderr.contains("listing the releases of demo failed"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("cache"), "{stderr}");
+}
