@@ -24,6 +24,10 @@ pub(super) struct BisectArgs {
     with: Vec<String>,
     #[command(flatten)]
     fetch: FetchArgs,
+    /// Follow the rule as if it had no `requires` or `fixed_upstream`: where the shape it
+    /// patches changes, not where its bounds say it stops.
+    #[arg(long)]
+    ungated: bool,
 }
 
 fn cell(row: &Row) -> String {
@@ -35,7 +39,19 @@ fn cell(row: &Row) -> String {
 
 pub(super) fn run(args: BisectArgs) -> Result<u8, Error> {
     let started = Instant::now();
-    let rules = load_rules(&args.rules)?;
+    let rules = if args.ungated {
+        let mut loaded = Vec::new();
+        for path in super::rule_paths(&args.rules) {
+            loaded.extend(crate::rules::load_path(&path).map_err(Error::Load)?);
+        }
+        for rule in loaded.iter_mut().filter(|r| r.id.value == args.rule) {
+            rule.requires.clear();
+            rule.fixed_upstream.clear();
+        }
+        crate::compile::RuleSet::compile(loaded)?
+    } else {
+        load_rules(&args.rules)?
+    };
     let with = VersionEnv::from_pairs(&args.with)?;
     let [selection] = args.fetch.fetch.as_slice() else {
         return Err(Error::Usage(
