@@ -13,12 +13,18 @@ fn every_shipped_rule_passes_its_tests() {
     let stdout = text(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{stdout}");
     assert!(stdout.trim_end().ends_with(" passed, 0 failed"), "{stdout}");
-    // Each shipped rule has a case that patches, one the version gate skips, and a near miss.
+    // Each shipped patch has a case that patches, one the version gate skips, and a near miss;
+    // each pin one where it holds, one the gate skips, and one where it catches drift.
     let rules =
         regraft::rules::load_path(&Path::new(env!("CARGO_MANIFEST_DIR")).join("rules")).unwrap();
     assert!(rules.len() >= 6);
     for rule in &rules {
-        for kind in ["patches", "gate-skips", "near-miss"] {
+        let kinds = if rule.action.is_check() {
+            ["holds", "gate-skips", "drifts"]
+        } else {
+            ["patches", "gate-skips", "near-miss"]
+        };
+        for kind in kinds {
             let prefix = format!("PASS {} › {kind}", rule.id.value);
             assert!(
                 stdout.contains(&prefix),
