@@ -26,7 +26,7 @@ create_exception!(
     regraft,
     RegraftError,
     PyException,
-    "Any regraft failure; str() is the rendered diagnostic."
+    "Any regraft failure; str() is one line (`rule-id: message (file:line:col)`), the rendered diagnostic is `.diagnostic`."
 );
 create_exception!(
     regraft,
@@ -61,7 +61,20 @@ create_exception!(
 
 /// The exception `error` raises in Python, carrying its location and rule.
 fn to_py_err(py: Python<'_>, error: &Error) -> PyErr {
-    let message = render(error, Palette::new(false));
+    let diagnostic = render(error, Palette::new(false));
+    let location = primary_location(error);
+    // str(e) is one line, `rule-id: message (file:line:col)`; the rendered diagnostic is
+    // `e.diagnostic`.
+    let mut message = error.to_string();
+    if let Some(rule) = error.rule_id()
+        && !message.starts_with(rule)
+    {
+        message = format!("{rule}: {message}");
+    }
+    if let Some(l) = &location {
+        let path = l.path.as_deref().unwrap_or("<string>");
+        message = format!("{message} ({path}:{}:{})", l.line, l.column);
+    }
     let err = match error {
         Error::Rule(_) => RuleError::new_err(message),
         Error::Patch(p) => match **p {
@@ -83,7 +96,7 @@ fn to_py_err(py: Python<'_>, error: &Error) -> PyErr {
         | Error::Usage(_) => RegraftError::new_err(message),
     };
     let value = err.value(py);
-    let location = primary_location(error);
+    let _ = value.setattr("diagnostic", diagnostic);
     // Setting attributes on a fresh exception instance cannot fail short of memory exhaustion,
     // and the exception is still worth raising then.
     let _ = value.setattr("rule_id", error.rule_id());

@@ -1,21 +1,23 @@
 """regraft: declarative, versioned source patches for Python libraries, at run time.
 
-Runtime patchers take ``inspect.getsource(cls)``, rewrite it and exec it. This module does the
-rewriting with regraft rules instead of regexes::
+Runtime patchers take a class's source, rewrite it with regexes, exec it and swap it in. This
+module does that with regraft rules, on the live object, with true line numbers::
 
-    import inspect, regraft
+    import regraft, transformers.models.whisper.modeling_whisper as mw
     rules = regraft.Rules.load("rules/")
-    source = inspect.getsource(WhisperDecoder)
-    patched = rules.apply(source, filename=inspect.getsourcefile(WhisperDecoder),
-                          context=inspect.getsource(inspect.getmodule(WhisperDecoder)))
-    exec(compile(patched, "<regraft>", "exec"), vars(inspect.getmodule(WhisperDecoder)))
+    handle = regraft.patch(mw.WhisperDecoder, rules)   # or a method: mw.WhisperDecoder.forward
+    ...
+    handle.revert()
 
-Every failure raises :class:`RegraftError` (or a subclass) whose ``str()`` is the rendered
-diagnostic, with ``rule_id``, ``path``, ``line`` and ``column`` where known.
+``regraft.install(rules, packages=["transformers"])`` patches modules as they are imported.
+Every failure raises :class:`RegraftError` (or a subclass) whose ``str()`` is one line
+(``rule-id: message (file:line:col)``) and whose ``.diagnostic`` is the rendered diagnostic,
+with ``rule_id``, ``path``, ``line`` and ``column`` where known.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import warnings
@@ -47,8 +49,14 @@ __all__ = [
     "RuleCheck",
     "RuleError",
     "Rules",
+    "Patch",
+    "PatchInfo",
     "apply",
+    "install",
     "installed_versions",
+    "patch",
+    "patched",
+    "uninstall",
 ]
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -143,18 +151,33 @@ def _match(raw: Mapping) -> Match:
 class Rules:
     """A compiled set of regraft rules, loaded once and applied to any number of sources."""
 
-    def __init__(self, native: NativeRules) -> None:
+    def __init__(self, native: NativeRules, fingerprint: str = "") -> None:
         self._native = native
+        self.fingerprint = fingerprint
+        """sha256 of the rule texts: what the import hook's cache keys patched sources by."""
 
     @classmethod
     def load(cls, path: PathLike) -> "Rules":
         """Loads a rule file, or every ``*.yaml``, ``*.yml`` and ``*.graft`` file below a folder."""
-        return cls(NativeRules.load(os.fspath(path)))
+        path = os.fspath(path)
+        native = NativeRules.load(path)
+        digest = hashlib.sha256()
+        files = [path] if os.path.isfile(path) else sorted(
+            os.path.join(root, name)
+            for root, _, names in os.walk(path)
+            for name in names
+            if name.endswith((".yaml", ".yml", ".graft"))
+        )
+        for name in files:
+            with open(name, "rb") as f:
+                digest.update(f.read())
+        return cls(native, digest.hexdigest())
 
     @classmethod
     def parse(cls, text: str, format: str = "yaml", name: str = "<rules>") -> "Rules":
         """Parses rules from text: ``format`` is ``"yaml"`` or ``"dsl"``; ``name`` labels diagnostics."""
-        return cls(NativeRules.parse(text, format, name))
+        native = NativeRules.parse(text, format, name)
+        return cls(native, hashlib.sha256(text.encode()).hexdigest())
 
     @property
     def ids(self) -> List[str]:
@@ -272,3 +295,6 @@ def apply(
     """Shortcut for ``Rules.load(rules).apply(source, ...)``; ``rules`` may already be loaded."""
     loaded = rules if isinstance(rules, Rules) else Rules.load(rules)
     return loaded.apply(source, filename, versions, phase, context, on_error)
+
+
+from .runtime import Patch, PatchInfo, install, patch, patched, uninstall  # noqa: E402

@@ -1,0 +1,414 @@
+"""Patching live objects: what runtime patchers call instead of getsource → regex → exec.
+
+``patch(obj, rules)`` rewrites a class, function or method where it lives: the object's source
+is read with its real line numbers (the enclosing class for a method, so class-level rules and
+predicates see all of it), patched, compiled under a name registered in ``linecache`` with the
+patched text at the original line numbers, and swapped in — a function's ``__code__`` (every
+existing reference sees the patch), a class's methods one by one (the class object stays).
+``install(rules, packages=[...])`` does the same for whole modules as they are imported.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import inspect
+import linecache
+import os
+import sys
+import types
+import warnings
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+
+from ._native import RegraftError
+
+_MISSING = object()
+_MARK = "__regraft__"
+
+
+@dataclass
+class PatchInfo:
+    """What ``patched(obj)`` reports: the rules that changed it, and the inputs' identity."""
+
+    rules: List[str]
+    versions: Dict[str, str]
+    source_hash: str
+    """sha256 of the source that was patched (the object's, as it was read)."""
+
+
+@dataclass
+class Patch:
+    """The handle ``patch()`` returns: what changed, and ``revert()``."""
+
+    target: Any
+    changed: bool
+    rules: List[str]
+    """Rules that edited the object."""
+    already_applied: List[str]
+    """Rules whose every match already had the patched shape (a second ``patch`` lists them)."""
+    source: str
+    """The object's patched source (its original source when nothing changed)."""
+    _undo: List[Tuple[Any, ...]] = field(default_factory=list, repr=False)
+    _lines: List[str] = field(default_factory=list, repr=False)
+
+    def revert(self) -> None:
+        """Restores exactly what was there before this patch: code, defaults, attributes and
+        linecache. Reverting twice is a no-op."""
+        for entry in reversed(self._undo):
+            kind = entry[0]
+            if kind == "code":
+                _, func, code, defaults, kwdefaults = entry
+                func.__code__ = code
+                func.__defaults__ = defaults
+                func.__kwdefaults__ = kwdefaults
+            elif kind == "linecache":
+                _, filename, old = entry
+                if old is None:
+                    linecache.cache.pop(filename, None)
+                else:
+                    linecache.cache[filename] = old
+            elif kind == "attr":
+                _, owner, name, old = entry
+                if old is _MISSING:
+                    delattr(owner, name)
+                else:
+                    setattr(owner, name, old)
+        for name in self._lines:
+            linecache.cache.pop(name, None)
+        self._undo.clear()
+        self._lines.clear()
+        self.changed = False
+
+
+def patched(obj: Any) -> Optional[PatchInfo]:
+    """How ``obj`` was patched by regraft (``None`` if it was not)."""
+    obj = _function(obj) or obj
+    info = getattr(obj, _MARK, None)
+    if info is None and isinstance(obj, types.FunctionType):
+        info = getattr(obj.__code__, "co_filename", "")
+        info = _INFO.get(info)
+    return info
+
+
+_INFO: Dict[str, PatchInfo] = {}
+_COUNTER = [0]
+
+
+def _function(obj: Any) -> Optional[types.FunctionType]:
+    """The plain function behind a function, method, staticmethod or classmethod."""
+    if isinstance(obj, (staticmethod, classmethod)):
+        obj = obj.__func__
+    if isinstance(obj, types.MethodType):
+        obj = obj.__func__
+    obj = inspect.unwrap(obj) if callable(obj) else obj
+    return obj if isinstance(obj, types.FunctionType) else None
+
+
+def _owner_class(module: types.ModuleType, qualname: str) -> Tuple[Optional[type], List[str]]:
+    """The outermost class of a dotted ``qualname`` in ``module`` and the path inside it."""
+    parts = [p for p in qualname.split(".") if p != "<locals>"]
+    top = getattr(module, parts[0], None)
+    if isinstance(top, type) and len(parts) > 1:
+        return top, parts
+    return None, parts
+
+
+def _find(tree: ast.AST, path: Sequence[str]) -> Optional[ast.AST]:
+    """The definition at dotted ``path`` among the tree's (nested) class and def statements."""
+    node: ast.AST = tree
+    for name in path:
+        found = None
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and child.name == name:
+                found = child
+        if found is None:
+            return None
+        node = found
+    return node
+
+
+def _span(node: ast.AST) -> Tuple[int, int]:
+    """First and last line of a definition, decorators included."""
+    first = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
+    return first, node.end_lineno or node.lineno
+
+
+def _source_of(obj: Any) -> Tuple[str, int, types.ModuleType, str]:
+    """The source to patch for ``obj`` (its outermost class's for a method), the line it starts
+    on, its module, and the qualified path of ``obj``."""
+    func = _function(obj)
+    target = func if func is not None else obj
+    module = inspect.getmodule(target)
+    if module is None:
+        raise TypeError(f"cannot patch {obj!r}: it belongs to no module")
+    qualname = getattr(target, "__qualname__", getattr(target, "__name__", ""))
+    if "<locals>" in qualname:
+        raise TypeError(
+            f"cannot patch {qualname}: it is defined inside a function; patch that function"
+        )
+    owner, parts = _owner_class(module, qualname)
+    unit = owner if owner is not None else target
+    lines, first = inspect.getsourcelines(unit)
+    return "".join(lines), max(first, 1), module, ".".join(parts)
+
+
+def _module_file(module: types.ModuleType) -> str:
+    return inspect.getsourcefile(module) or getattr(module, "__file__", "") or "<unknown>"
+
+
+def patch(
+    obj: Any,
+    rules: Any,
+    *,
+    phase: Optional[str] = None,
+    versions: Optional[Mapping[str, str]] = None,
+    on_error: str = "raise",
+) -> Patch:
+    """Patches a class, function or method in place with ``rules`` (a :class:`Rules`).
+
+    The rules see the object's source at its real line numbers in its module file (so
+    ``files`` globs select by that file and ``inside: {class: C}`` works on a method of ``C``),
+    with the module's other sources as the signature context. The result is compiled with
+    those line numbers under a ``linecache`` name, so tracebacks and ``inspect.getsource``
+    show the patched text, and swapped in so existing references see it. Errors carry the
+    module file's line numbers; ``on_error="warn"`` turns them into a ``RuntimeWarning`` and
+    leaves the object as it was.
+    """
+    if on_error not in ("raise", "warn"):
+        raise ValueError(f"on_error must be 'raise' or 'warn', not {on_error!r}")
+    try:
+        return _patch(obj, rules, phase, versions)
+    except RegraftError as error:
+        if on_error == "raise":
+            raise
+        warnings.warn(str(error), RuntimeWarning, stacklevel=2)
+        return Patch(obj, False, [], [], "")
+
+
+def _patch(obj: Any, rules: Any, phase: Optional[str], versions: Optional[Mapping[str, str]]) -> Patch:
+    source, first, module, path = _source_of(obj)
+    filename = _module_file(module)
+    # The unit at its real line numbers: blank lines above it cost nothing to parse.
+    padded = "\n" * (first - 1) + source
+    module_source = "".join(linecache.getlines(filename)) or None
+    if versions is None:
+        from . import installed_versions
+
+        versions = installed_versions(rules.packages)
+    report = rules.check(padded, filename=filename, versions=versions, phase=phase, context=module_source)
+    output = rules.apply(padded, filename=filename, versions=versions, phase=phase, context=module_source)
+    tree = ast.parse(output)
+    node = _find(tree, path.split("."))
+    if node is None:
+        raise RegraftError(f"{path}: the patched source no longer defines it ({filename})")
+    start, end = _span(node)
+    out_lines = output.splitlines(keepends=True)
+    new_source = "".join(out_lines[start - 1 : end])
+    in_span = lambda m: start <= m.line <= end  # noqa: E731
+    edited = [r.rule for r in report.rules if r.status == "applied" and any(in_span(m) for m in r.matches)]
+    already = [r.rule for r in report.rules if r.status == "redundant" and any(in_span(m) for m in r.matches)]
+    handle = Patch(obj, False, edited, already, new_source)
+    if not edited:
+        return handle
+    _COUNTER[0] += 1
+    name = f"{filename}<regraft:{path}:{_COUNTER[0]}>"
+    info = PatchInfo(edited, dict(versions), hashlib.sha256(source.encode()).hexdigest())
+    # The patched text at the object's original line numbers; the module's own lines around it
+    # keep tracebacks of neighbouring code readable.
+    linecache.cache[name] = (len(output), None, out_lines, name)
+    handle._lines.append(name)
+    _INFO[name] = info
+    _install(obj, node, path, out_lines, start, end, name, module, handle)
+    _show_in_module(filename, first, source, out_lines, handle)
+    handle.changed = True
+    return handle
+
+
+def _show_in_module(filename: str, first: int, source: str, out_lines: List[str], handle: Patch) -> None:
+    """Puts the patched unit into the module file's linecache text, so ``inspect.getsource`` of
+    the class (which reads the module file) returns the patched text to the next patcher.
+    Lines after the unit move if the patch added lines; ``revert`` restores the entry."""
+    module_lines = linecache.getlines(filename)
+    if not module_lines:
+        return
+    unit_len = len(source.splitlines(keepends=True))
+    merged = module_lines[: first - 1] + out_lines[first - 1 :] + module_lines[first - 1 + unit_len :]
+    old = linecache.cache.get(filename)
+    handle._undo.append(("linecache", filename, old))
+    linecache.cache[filename] = (sum(map(len, merged)), None, merged, filename)
+
+
+def _install(obj: Any, node: ast.AST, path: str, lines: List[str], start: int, end: int,
+             name: str, module: types.ModuleType, handle: Patch) -> None:
+    """Compiles the patched definition at its line numbers and swaps it into the live object."""
+    parts = path.split(".")
+    # A method is compiled inside classes of its owners' names (at their own indentation), so
+    # `super()` and `__class__` resolve as in the original, and its closure shape matches.
+    tree = ast.parse("".join(lines))
+    header = "".join(
+        " " * _find(tree, parts[: i + 1]).col_offset + f"class {p}:\n"
+        for i, p in enumerate(parts[:-1])
+    )
+    body = "".join(lines[start - 1 : end])
+    pad = max(start - 1 - header.count("\n"), 0)
+    text = "\n" * pad + header + body
+    code = compile(text, name, "exec", dont_inherit=True)
+    namespace: Dict[str, Any] = {}
+    exec(code, module.__dict__, namespace)
+    new = namespace
+    for part in parts[:-1]:
+        new = vars(new[part])
+    fresh = new[parts[-1]]
+    target = _function(obj) if not isinstance(obj, type) else None
+    if target is not None:
+        _swap(target, _function(fresh), handle)
+        return
+    # A class: each method swapped in place, new attributes set, the class object kept.
+    for attr, value in vars(fresh).items():
+        if attr in ("__dict__", "__weakref__", "__module__", "__qualname__", "__doc__"):
+            continue
+        old = obj.__dict__.get(attr, _MISSING)
+        if isinstance(value, type) and old is not _MISSING:
+            continue  # a nested class keeps its identity; patch it on its own
+        old_func, new_func = _function(old) if old is not _MISSING else None, _function(value)
+        same_kind = type(old) is type(value)
+        if old_func is not None and new_func is not None and same_kind and _compatible(old_func, new_func):
+            if old_func.__code__ != new_func.__code__:
+                _swap(old_func, new_func, handle)
+        elif old is _MISSING or not _same_value(old, value):
+            handle._undo.append(("attr", obj, attr, old))
+            setattr(obj, attr, value)
+    setattr(obj, _MARK, _INFO[name])
+    handle._undo.append(("attr", obj, _MARK, _MISSING))
+
+
+def _same_value(old: Any, new: Any) -> bool:
+    try:
+        return bool(old == new)
+    except Exception:
+        return False
+
+
+def _compatible(old: types.FunctionType, new: types.FunctionType) -> bool:
+    return old.__code__.co_freevars == new.__code__.co_freevars
+
+
+def _swap(old: types.FunctionType, new: Optional[types.FunctionType], handle: Patch) -> None:
+    """Gives ``old`` the code and defaults of ``new``, so every reference sees the patch."""
+    if new is None or not _compatible(old, new):
+        raise RegraftError(
+            f"{old.__qualname__}: the patched code's free variables "
+            f"{getattr(new, '__code__', None) and new.__code__.co_freevars} do not match the "
+            f"original's {old.__code__.co_freevars}: patch the enclosing function instead"
+        )
+    handle._undo.append(("code", old, old.__code__, old.__defaults__, old.__kwdefaults__))
+    old.__code__ = new.__code__
+    old.__defaults__ = new.__defaults__
+    old.__kwdefaults__ = new.__kwdefaults__
+
+
+# ---------------------------------------------------------------------------------------------
+# The import hook
+
+
+class _Loader(importlib.machinery.SourceFileLoader):
+    """Reads a module's source, patches it (or takes the patched text from the cache), and
+    compiles it at the file's own line numbers; never writes bytecode of the patched text."""
+
+    def __init__(self, fullname: str, path: str, hook: "Hook") -> None:
+        super().__init__(fullname, path)
+        self._hook = hook
+
+    def get_code(self, fullname: str) -> types.CodeType:
+        path = self.get_filename(fullname)
+        with open(path, "rb") as f:
+            raw = f.read()
+        source = importlib.util.decode_source(raw)
+        patched = self._hook.patched_source(fullname, path, source)
+        if patched != source:
+            lines = patched.splitlines(keepends=True)
+            linecache.cache[path] = (len(patched), None, lines, path)
+        return compile(patched, path, "exec", dont_inherit=True)
+
+    def set_data(self, path: str, data: bytes, *, _mode: int = 0o666) -> None:
+        """Bytecode of patched code must not land in __pycache__ for the unpatched file."""
+
+
+class Hook(importlib.abc.MetaPathFinder):
+    """The finder ``install()`` puts on ``sys.meta_path``."""
+
+    def __init__(self, rules: Any, packages: Sequence[str], phase: Optional[str],
+                 versions: Optional[Mapping[str, str]], cache: Optional[str], on_error: str) -> None:
+        self.rules = rules
+        self.packages = tuple(packages)
+        self.phase = phase
+        self.versions = versions
+        self.cache = cache
+        self.on_error = on_error
+        self.hits = 0
+        self.misses = 0
+
+    def _selects(self, fullname: str) -> bool:
+        return any(fullname == p or fullname.startswith(p + ".") for p in self.packages)
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
+        if not self._selects(fullname):
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(fullname, path)
+        if spec is None or not isinstance(spec.loader, importlib.machinery.SourceFileLoader):
+            return spec
+        spec.loader = _Loader(fullname, spec.origin, self)
+        return spec
+
+    def _key(self, source: str, versions: Mapping[str, str]) -> str:
+        digest = hashlib.sha256()
+        for part in (source, self.rules.fingerprint, repr(sorted(versions.items())), self.phase or ""):
+            digest.update(part.encode())
+            digest.update(b"\0")
+        return digest.hexdigest()
+
+    def patched_source(self, fullname: str, path: str, source: str) -> str:
+        versions = self.versions
+        if versions is None:
+            from . import installed_versions
+
+            versions = installed_versions(self.rules.packages)
+        cached = None
+        if self.cache:
+            cached = os.path.join(self.cache, self._key(source, versions) + ".py")
+            if os.path.isfile(cached):
+                self.hits += 1
+                with open(cached, encoding="utf-8") as f:
+                    return f.read()
+        self.misses += 1
+        patched = self.rules.apply(source, filename=path, versions=versions, phase=self.phase,
+                                   on_error=self.on_error)
+        if cached:
+            os.makedirs(self.cache, exist_ok=True)
+            tmp = f"{cached}.{os.getpid()}.tmp"
+            with open(tmp, "w", encoding="utf-8") as f:
+                f.write(patched)
+            os.replace(tmp, cached)
+        return patched
+
+
+def install(rules: Any, packages: Sequence[str] = ("transformers",), *, phase: Optional[str] = None,
+            versions: Optional[Mapping[str, str]] = None, cache: Optional[str] = None,
+            on_error: str = "raise") -> Hook:
+    """Patches the modules of ``packages`` as they are imported (modules imported before keep
+    their code: import them after this, or ``importlib.reload`` them). ``cache`` is a folder
+    for patched sources keyed by source × rules × versions, so a second start rewrites nothing.
+    Survives ``importlib.reload``; ``uninstall(hook)`` removes it."""
+    hook = Hook(rules, packages, phase, versions, cache, on_error)
+    sys.meta_path.insert(0, hook)
+    return hook
+
+
+def uninstall(hook: Hook) -> None:
+    """Removes a hook ``install()`` returned; modules it patched keep their patched code."""
+    if hook in sys.meta_path:
+        sys.meta_path.remove(hook)

@@ -1,0 +1,197 @@
+"""The runtime layer: patching live classes, functions and methods, and the import hook."""
+
+import importlib
+import inspect
+import linecache
+import re
+import shutil
+import subprocess
+import sys
+import textwrap
+import traceback
+from pathlib import Path
+
+import pytest
+
+import regraft
+
+HERE = Path(__file__).parent
+
+POSITIONAL = """\
+id: toy-layers-positional
+files: ["**/toymodels/modeling_toy.py"]
+inside:
+  class: ToyModel
+  function: forward
+  loop: "for $L in self.layers"
+match: "$X = $L($$$A)"
+action:
+  kwargs_to_positional: {signature: ToyLayer.forward}
+expect: 1
+"""
+
+BOOM = """\
+id: toy-boom
+files: ["**/toymodels/modeling_toy.py"]
+inside: {class: ToyModel, function: fails}
+match: 'raise ValueError("boom")'
+action: {replace: 'raise ValueError("patched boom")'}
+expect: 1
+"""
+
+DEFAULTS = """\
+id: toy-helper-defaults
+files: ["**/toymodels/modeling_toy.py"]
+match: "def helper($X, scale=SCALE, *, offset=1): $$$B"
+action: {replace: "def helper($X, scale=3, *, offset=10): $$$B"}
+expect: 1
+"""
+
+
+@pytest.fixture
+def toy(tmp_path, monkeypatch):
+    """A fresh copy of the toy package, imported from a temporary folder."""
+    shutil.copytree(HERE / "toymodels", tmp_path / "toymodels")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    for name in [m for m in sys.modules if m.startswith("toymodels")]:
+        del sys.modules[name]
+    module = importlib.import_module("toymodels.modeling_toy")
+    module.ToyLayer.calls.clear()
+    yield module
+    for name in [m for m in sys.modules if m.startswith("toymodels")]:
+        del sys.modules[name]
+
+
+def test_a_method_is_patched_in_place_from_its_own_source(toy):
+    rules = regraft.Rules.parse(POSITIONAL)
+    model = toy.ToyModel()
+    method = toy.ToyModel.forward  # a reference taken before the patch
+    handle = regraft.patch(toy.ToyModel.forward, rules, versions={})
+    assert handle.changed and handle.rules == ["toy-layers-positional"]
+    assert model.forward(1, 2, 3) == 1 + 2 * 10 + 3 * 100 + 2 * 10 + 3 * 100
+    assert toy.ToyLayer.calls[-1] == (3, []), "the layer now gets positionals only"
+    assert method is toy.ToyModel.forward, "the function object is kept: references see the patch"
+    assert "x = layer(x, m, b)" in inspect.getsource(toy.ToyModel.forward)
+    assert regraft.patched(toy.ToyModel.forward).rules == ["toy-layers-positional"]
+
+
+def test_a_class_is_patched_method_by_method_and_the_next_patcher_reads_the_patch(toy):
+    rules = regraft.Rules.parse(POSITIONAL + "---\n" + BOOM)
+    cls = toy.ToyModel
+    handle = regraft.patch(cls, rules, versions={})
+    assert cls is toy.ToyModel
+    assert sorted(handle.rules) == ["toy-boom", "toy-layers-positional"]
+    source = inspect.getsource(cls)
+    assert "x = layer(x, m, b)" in source and "patched boom" in source
+    assert regraft.patched(cls).rules == handle.rules
+
+
+def test_revert_restores_exactly_what_was_there(toy):
+    rules = regraft.Rules.parse(POSITIONAL)
+    code = toy.ToyModel.forward.__code__
+    original = inspect.getsource(toy.ToyModel)
+    handle = regraft.patch(toy.ToyModel, rules, versions={})
+    assert toy.ToyModel.forward.__code__ is not code
+    handle.revert()
+    assert toy.ToyModel.forward.__code__ is code
+    assert inspect.getsource(toy.ToyModel) == original
+    assert regraft.patched(toy.ToyModel) is None
+    handle.revert()  # twice is a no-op
+
+
+def test_a_second_patch_is_a_no_op_reported_as_already_applied(toy):
+    rules = regraft.Rules.parse(POSITIONAL)
+    first = regraft.patch(toy.ToyModel.forward, rules, versions={})
+    code = toy.ToyModel.forward.__code__
+    second = regraft.patch(toy.ToyModel.forward, rules, versions={})
+    assert first.changed and not second.changed
+    assert second.already_applied == ["toy-layers-positional"]
+    assert toy.ToyModel.forward.__code__ is code
+
+
+def test_functions_keep_their_identity_and_take_new_defaults(toy):
+    rules = regraft.Rules.parse(DEFAULTS)
+    helper = toy.helper
+    assert helper(1) == 1 * 2 + 1
+    regraft.patch(toy.helper, rules, versions={})
+    assert helper(1) == 1 * 3 + 10, "a reference taken before sees the new code and defaults"
+    assert helper.__defaults__ == (3,) and helper.__kwdefaults__ == {"offset": 10}
+
+
+def test_closures_are_refused_with_a_clear_message(toy):
+    rules = regraft.Rules.parse(DEFAULTS)
+    step = toy.make_counter(1)
+    with pytest.raises(TypeError, match="defined inside a function"):
+        regraft.patch(step, rules, versions={})
+
+
+def test_a_traceback_points_at_the_real_line_and_shows_the_patched_text(toy):
+    rules = regraft.Rules.parse(BOOM)
+    regraft.patch(toy.ToyModel.fails, rules, versions={})
+    with pytest.raises(ValueError, match="patched boom") as info:
+        toy.ToyModel().fails(1)
+    frame = traceback.extract_tb(info.tb)[-1]
+    real_line = next(
+        i for i, line in enumerate(Path(toy.__file__).read_text().splitlines(), 1) if 'raise ValueError("boom")' in line
+    )
+    assert frame.lineno == real_line
+    assert frame.line == 'raise ValueError("patched boom")'
+    assert toy.ToyModel.fails.__code__.co_firstlineno == real_line - 2
+
+
+def test_errors_carry_the_module_file_line_and_one_line_str(toy):
+    # A keyword the layer does not take: the conversion refuses, at the call's real line.
+    broken = POSITIONAL.replace("ToyLayer.forward", "ToyLayer.__call__")
+    rules = regraft.Rules.parse(broken)
+    with pytest.raises(regraft.ActionError) as info:
+        regraft.patch(toy.ToyModel.forward, rules, versions={})
+    error = info.value
+    assert error.path == toy.__file__ and error.line == 24
+    assert "\n" not in str(error)
+    assert str(error).startswith("toy-layers-positional: ")
+    assert re.search(rf"\({re.escape(toy.__file__)}:24:\d+\)$", str(error)), str(error)
+    assert "╭─" in error.diagnostic
+
+
+def test_on_error_warn_leaves_the_object_as_it_was(toy):
+    drifting = POSITIONAL.replace("for $L in self.layers", "for $L in self.blocks")
+    rules = regraft.Rules.parse(drifting)
+    code = toy.ToyModel.forward.__code__
+    with pytest.warns(RuntimeWarning, match="toy-layers-positional"):
+        handle = regraft.patch(toy.ToyModel.forward, rules, versions={}, on_error="warn")
+    assert not handle.changed
+    assert toy.ToyModel.forward.__code__ is code
+
+
+def test_the_import_hook_patches_on_import_caches_and_survives_reload(toy, tmp_path):
+    rules = regraft.Rules.parse(POSITIONAL)
+    for name in ["toymodels.modeling_toy", "toymodels"]:
+        del sys.modules[name]
+    cache = tmp_path / "cache"
+    hook = regraft.install(rules, packages=["toymodels"], versions={}, cache=str(cache))
+    try:
+        module = importlib.import_module("toymodels.modeling_toy")
+        assert "x = layer(x, m, b)" in inspect.getsource(module.ToyModel.forward)
+        assert (hook.misses, hook.hits) == (2, 0), "the package and its module, each patched once"
+        module = importlib.reload(module)
+        assert "x = layer(x, m, b)" in inspect.getsource(module.ToyModel.forward)
+        assert hook.hits == 1, "the reload read the patched source from the cache"
+        assert not list((tmp_path / "toymodels").rglob("*.pyc")), "no bytecode of patched code"
+    finally:
+        regraft.uninstall(hook)
+    assert hook not in sys.meta_path
+    # A second start (a fresh interpreter) takes the patched source from the cache.
+    script = textwrap.dedent(
+        f"""
+        import sys, inspect, regraft
+        sys.path.insert(0, {str(tmp_path)!r})
+        rules = regraft.Rules.parse({POSITIONAL!r})
+        hook = regraft.install(rules, packages=["toymodels"], versions={{}}, cache={str(cache)!r})
+        import toymodels.modeling_toy as m
+        assert "x = layer(x, m, b)" in inspect.getsource(m.ToyModel.forward)
+        print(hook.hits, hook.misses)
+        """
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["2", "0"]

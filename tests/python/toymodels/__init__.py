@@ -1,0 +1,1 @@
+"""A small pure-Python package the runtime tests patch: no torch, the same shapes."""
