@@ -128,6 +128,8 @@ struct Request<'a> {
     context: Option<&'a str>,
     /// Other modules' sources by dotted name, for signatures the source imports.
     modules: Option<MapModules>,
+    /// The top-level class or function the source is (a live object patched at run time).
+    unit: Option<&'a str>,
 }
 
 /// The signature context a call gives: one source, or modules by dotted name (with the dotted
@@ -138,10 +140,11 @@ type Context<'a> = (
     Option<&'a str>,
 );
 
-/// The context as Python passes it: `(source, modules, module)`, each optional.
+/// The context as Python passes it: `(source, modules, module, unit)`, each optional.
 type ContextArg = (
     Option<String>,
     Option<Vec<(String, String)>>,
+    Option<String>,
     Option<String>,
 );
 
@@ -167,6 +170,7 @@ impl<'a> Request<'a> {
             phase: parse_phase(phase)?,
             context,
             modules,
+            unit: None,
         })
     }
 
@@ -181,6 +185,9 @@ impl<'a> Request<'a> {
         }
         if let Some(modules) = &self.modules {
             engine = engine.with_modules(modules);
+        }
+        if let Some(unit) = self.unit {
+            engine = engine.for_unit(unit);
         }
         engine.check_versions_known()?;
         Ok(engine)
@@ -264,9 +271,10 @@ impl NativeRules {
         context: ContextArg,
     ) -> PyResult<(String, Vec<PyErr>)> {
         let result = py.detach(|| {
-            let (source_context, modules, module) = context;
+            let (source_context, modules, module, unit) = context;
             let context = (source_context.as_deref(), modules, module.as_deref());
-            let request = Request::new(source, filename, &versions, phase, context)?;
+            let mut request = Request::new(source, filename, &versions, phase, context)?;
+            request.unit = unit.as_deref();
             let engine = request.engine(&self.set)?;
             engine.patch(request.target()).map_err(Error::from)
         });
@@ -293,9 +301,10 @@ impl NativeRules {
         context: ContextArg,
     ) -> PyResult<(String, Bound<'py, PyDict>)> {
         let result = py.detach(|| {
-            let (source_context, modules, module) = context;
+            let (source_context, modules, module, unit) = context;
             let context = (source_context.as_deref(), modules, module.as_deref());
-            let request = Request::new(source, filename, &versions, phase, context)?;
+            let mut request = Request::new(source, filename, &versions, phase, context)?;
+            request.unit = unit.as_deref();
             let engine = request.engine(&self.set)?;
             engine.survey(request.target()).map_err(Error::from)
         });

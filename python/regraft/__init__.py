@@ -197,6 +197,7 @@ class Rules:
         phase: Optional[str],
         context: Union[str, Mapping[str, str], None],
         module: Optional[str],
+        unit: Optional[str] = None,
     ) -> tuple:
         """The native call's arguments: a plain file name, versions as pairs, and the context
         as one source or as modules by dotted name."""
@@ -208,7 +209,7 @@ class Rules:
             source_context, modules = context, None
         else:
             source_context, modules = None, [(str(k), str(v)) for k, v in context.items()]
-        return source, name, pairs, phase, (source_context, modules, module)
+        return source, name, pairs, phase, (source_context, modules, module, unit)
 
     def apply(
         self,
@@ -219,6 +220,7 @@ class Rules:
         context: Union[str, Mapping[str, str], None] = None,
         on_error: str = "raise",
         module: Optional[str] = None,
+        _unit: Optional[str] = None,
     ) -> str:
         """Returns ``source`` patched by every active rule.
 
@@ -236,7 +238,7 @@ class Rules:
             raise ValueError(f"on_error must be 'raise' or 'warn', not {on_error!r}")
         try:
             output, drift = self._native.apply(
-                *self._request(source, filename, versions, phase, context, module)
+                *self._request(source, filename, versions, phase, context, module, _unit)
             )
         except RegraftError as error:
             if on_error == "raise":
@@ -255,6 +257,7 @@ class Rules:
         phase: Optional[str] = None,
         context: Union[str, Mapping[str, str], None] = None,
         module: Optional[str] = None,
+        _unit: Optional[str] = None,
     ) -> CheckReport:
         """Runs every rule on ``source`` and reports matches per rule, without editing anything.
 
@@ -263,7 +266,7 @@ class Rules:
         unknown, a source that is not Python) raises.
         """
         raw, errors = self._native.check(
-            *self._request(source, filename, versions, phase, context, module)
+            *self._request(source, filename, versions, phase, context, module, _unit)
         )
         return CheckReport(
             [

@@ -199,8 +199,10 @@ def _patch(obj: Any, rules: Any, phase: Optional[str], versions: Optional[Mappin
         from . import installed_versions
 
         versions = installed_versions(rules.packages)
-    report = rules.check(padded, filename=filename, versions=versions, phase=phase, context=module_source)
-    output = rules.apply(padded, filename=filename, versions=versions, phase=phase, context=module_source)
+    unit = path.split(".")[0]
+    kwargs = dict(filename=filename, versions=versions, phase=phase, context=module_source, _unit=unit)
+    report = rules.check(padded, **kwargs)
+    output = rules.apply(padded, **kwargs)
     tree = ast.parse(output)
     node = _find(tree, path.split("."))
     if node is None:

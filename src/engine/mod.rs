@@ -34,6 +34,17 @@ use probe::{inactive_reason, probe};
 use schedule::Schedule;
 use step::StepInput;
 
+/// Whether a rule can match in the top-level class or function `unit`: a rule scoped to a class
+/// named exactly must name that one (a class by regex or predicate may be it; a function scope
+/// alone may be one of its methods).
+fn in_unit(rule: &CompiledRule, unit: &str) -> bool {
+    use crate::rules::model::NameFilter;
+    match rule.rule.inside.class.as_ref().and_then(|f| f.name.as_ref()) {
+        Some(NameFilter::Exact(name)) => name.value == unit,
+        _ => true,
+    }
+}
+
 /// A file to patch: the path rules' `files` globs see, and its text.
 #[derive(Debug, Clone, Copy)]
 pub struct Target<'a> {
@@ -56,6 +67,10 @@ pub struct Engine<'r> {
     signature_context: Option<&'r str>,
     /// Finds the modules a target imports, for signatures it does not define.
     modules: Option<&'r dyn crate::modules::ModuleSource>,
+    /// The one top-level class or function the target holds (a live object patched at run
+    /// time): rules scoped to another class or function do not run, and rules scoped to none
+    /// do not count their `expect` (their sites may lie elsewhere in the module).
+    unit: Option<&'r str>,
 }
 
 impl<'r> Engine<'r> {
@@ -73,6 +88,7 @@ impl<'r> Engine<'r> {
             all_files: false,
             signature_context: None,
             modules: None,
+            unit: None,
         }
     }
 
@@ -94,6 +110,12 @@ impl<'r> Engine<'r> {
     /// `kwargs_to_positional` signatures it does not define.
     pub fn with_modules(mut self, modules: &'r dyn crate::modules::ModuleSource) -> Self {
         self.modules = Some(modules);
+        self
+    }
+
+    /// Runs on the source of one top-level class or function, `name` (see `unit`).
+    pub fn for_unit(mut self, name: &'r str) -> Self {
+        self.unit = Some(name);
         self
     }
 
@@ -137,7 +159,14 @@ impl<'r> Engine<'r> {
 
     /// Whether `rule` looks at the file at `path`.
     fn selects(&self, rule: &CompiledRule, path: &str) -> bool {
-        self.all_files || rule.selects(path)
+        (self.all_files || rule.selects(path)) && self.unit.is_none_or(|u| in_unit(rule, u))
+    }
+
+    /// Whether `rule`'s `expect` is checked: not, on a unit, for a rule scoped to no class or
+    /// function.
+    fn counts_expect(&self, rule: &CompiledRule) -> bool {
+        let inside = &rule.rule.inside;
+        self.unit.is_none() || inside.class.is_some() || inside.function.is_some()
     }
 
     /// Patches one file: every phase in order, each on the output of the one before. The first

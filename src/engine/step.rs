@@ -138,6 +138,7 @@ impl Engine<'_> {
         };
         let mut failed = false;
         if input.check_expect
+            && self.counts_expect(rule)
             && let Some(expect) = rule.rule.expect
             && let Some(miss) = missed_expect(rule, expect, matches, input, &file)
         {

@@ -195,3 +195,26 @@ def test_the_import_hook_patches_on_import_caches_and_survives_reload(toy, tmp_p
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["2", "0"]
+
+
+def test_rules_for_other_parts_of_the_module_neither_run_nor_drift(toy):
+    other_class = """\
+id: toy-layer-only
+files: ["**/toymodels/modeling_toy.py"]
+inside: {class: ToyLayer}
+match: "return $X"
+action: {replace: "return None"}
+expect: 1
+"""
+    module_level = """\
+id: toy-scale
+files: ["**/toymodels/modeling_toy.py"]
+match: "SCALE = 2"
+action: {replace: "SCALE = 3"}
+expect: 1
+"""
+    rules = regraft.Rules.parse("---\n".join([POSITIONAL, other_class, module_level]))
+    handle = regraft.patch(toy.ToyModel.forward, rules, versions={})
+    assert handle.rules == ["toy-layers-positional"]
+    assert toy.ToyLayer().forward(1) == 1, "ToyLayer is not touched by patching ToyModel"
+    assert toy.SCALE == 2
