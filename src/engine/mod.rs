@@ -39,7 +39,13 @@ use step::StepInput;
 /// alone may be one of its methods).
 fn in_unit(rule: &CompiledRule, unit: &str) -> bool {
     use crate::rules::model::NameFilter;
-    match rule.rule.inside.class.as_ref().and_then(|f| f.name.as_ref()) {
+    match rule
+        .rule
+        .inside
+        .class
+        .as_ref()
+        .and_then(|f| f.name.as_ref())
+    {
         Some(NameFilter::Exact(name)) => name.value == unit,
         _ => true,
     }
