@@ -45,6 +45,10 @@ pub enum Error {
         /// The directive line.
         line: String,
     },
+    /// Patched files could not be written (and none was).
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    Write(#[from] crate::write::WriteError),
     /// Upstream releases could not be listed or fetched.
     #[error(transparent)]
     #[diagnostic(transparent)]
@@ -100,6 +104,7 @@ impl Error {
             Error::Target(t) => t.kind(),
             Error::Rule(_) => "rule",
             Error::Fetch(_) => "fetch",
+            Error::Write(_) => "write",
             Error::Version(_)
             | Error::Usage(_)
             | Error::TestDirective { .. }

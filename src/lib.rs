@@ -25,6 +25,7 @@ pub mod source;
 pub mod targets;
 pub mod testing;
 pub mod versions;
+pub mod write;
 
 pub use error::Error;
 

@@ -93,6 +93,7 @@ fn to_py_err(py: Python<'_>, error: &Error) -> PyErr {
         | Error::TestDirective { .. }
         | Error::MatrixTarget { .. }
         | Error::Fetch(_)
+        | Error::Write(_)
         | Error::Usage(_) => RegraftError::new_err(message),
     };
     let value = err.value(py);

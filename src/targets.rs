@@ -1,7 +1,6 @@
 //! Finding, reading and writing target files.
 
 use std::fs;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use miette::Diagnostic;
@@ -137,31 +136,4 @@ pub fn decode(display: &str, bytes: Vec<u8>) -> Result<String, TargetError> {
 pub fn read(file: &TargetFile) -> Result<String, TargetError> {
     let bytes = fs::read(&file.path).map_err(|e| io(&file.path, e))?;
     decode(&file.display, bytes)
-}
-
-/// Replaces (or creates) `path`'s contents atomically: a temporary file in the same folder,
-/// given the original's permissions, then renamed over it. Readers see the old file or the new.
-pub fn write_atomic(path: &Path, contents: &str) -> Result<(), TargetError> {
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let permissions = match fs::metadata(path) {
-        Ok(m) => m.permissions(),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            use std::os::unix::fs::PermissionsExt;
-            fs::Permissions::from_mode(0o644)
-        }
-        Err(e) => return Err(io(path, e)),
-    };
-    let mut temp = tempfile::Builder::new()
-        .prefix(".regraft-")
-        .tempfile_in(dir)
-        .map_err(|e| io(path, e))?;
-    temp.write_all(contents.as_bytes())
-        .and_then(|()| temp.as_file().sync_all())
-        .map_err(|e| io(path, e))?;
-    fs::set_permissions(temp.path(), permissions).map_err(|e| io(path, e))?;
-    temp.persist(path).map_err(|e| io(path, e.error))?;
-    Ok(())
 }

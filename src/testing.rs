@@ -188,7 +188,8 @@ pub fn run_rule(rule: &Rule, all: &[Rule], update: bool) -> Result<Vec<CaseResul
                         fs::create_dir_all(dir)
                             .map_err(|e| crate::source::FileError::io(dir, e))?;
                     }
-                    crate::targets::write_atomic(&snapshot, &p.output)?;
+                    let old = stored.as_deref().map(str::as_bytes);
+                    crate::write::write_one(&snapshot, old, &p.output)?;
                     updated = true;
                     None
                 } else {

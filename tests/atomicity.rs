@@ -90,3 +90,111 @@ fn a_finished_run_leaves_no_temporary_file() {
             .contains("self.layer(x, 0)")
     );
 }
+
+#[test]
+fn write_goes_through_symlinks_and_keeps_them() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("real.py"), "f(1, a=2)\n").unwrap();
+    std::os::unix::fs::symlink("real.py", dir.path().join("link.py")).unwrap();
+    std::fs::write(
+        dir.path().join("r.yaml"),
+        "id: r\nmatch: \"f($$$A)\"\naction: {remove_kwargs: [a]}\nexpect: 1\n",
+    )
+    .unwrap();
+    let out = crate::util::regraft(&["apply", "-r", "r.yaml", "link.py", "--write"], dir.path());
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        crate::util::text(&out.stderr)
+    );
+    let link = std::fs::symlink_metadata(dir.path().join("link.py")).unwrap();
+    assert!(link.file_type().is_symlink(), "the link stays a link");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("real.py")).unwrap(),
+        "f(1)\n"
+    );
+    // fmt writes a rule file through its link too.
+    std::fs::rename(dir.path().join("r.yaml"), dir.path().join("rules.yaml")).unwrap();
+    std::os::unix::fs::symlink("rules.yaml", dir.path().join("r.yaml")).unwrap();
+    let out = crate::util::regraft(&["fmt", "r.yaml"], dir.path());
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        crate::util::text(&out.stderr)
+    );
+    assert!(
+        std::fs::symlink_metadata(dir.path().join("r.yaml"))
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert!(
+        std::fs::read_to_string(dir.path().join("rules.yaml"))
+            .unwrap()
+            .contains("phase: pre_compile")
+    );
+}
+
+#[test]
+fn sigterm_during_the_write_leaves_the_tree_all_old_or_all_new_and_no_temporary_file() {
+    let files = 200;
+    let timing = tempfile::tempdir().unwrap();
+    tree(timing.path(), files);
+    let started = std::time::Instant::now();
+    assert!(apply(timing.path()).wait().unwrap().success());
+    let whole = started.elapsed().as_millis() as u64;
+    for percent in [60u64, 85, 95, 100] {
+        let scratch = tempfile::tempdir().unwrap();
+        let dir = scratch.path();
+        tree(dir, files);
+        let child = regraft_command(&["apply", "-r", "r.yaml", "--write", "src"], dir)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(whole * percent / 100));
+        // SAFETY: kill(2) on a child we spawned and have not waited for.
+        unsafe { libc_kill(child.id() as i32, 15) };
+        let out = child.wait_with_output().unwrap();
+        let new = (0..files)
+            .filter(|i| {
+                let text = fs::read_to_string(dir.join(format!("src/m{i}.py"))).unwrap();
+                text != old_text(*i)
+            })
+            .count();
+        // All or nothing: a signal during staging cancels every write, one during the renames
+        // lets them finish.
+        assert!(
+            new == 0 || new == files,
+            "{new} of {files} files patched after SIGTERM"
+        );
+        match out.status.code() {
+            Some(143) => {
+                assert_eq!(new, 0);
+                assert!(crate::util::text(&out.stderr).contains("interrupted by SIGTERM"));
+            }
+            Some(0) => assert_eq!(new, files),
+            // Killed before the handler was set up (while patching): nothing written.
+            None => assert_eq!(new, 0),
+            other => panic!("exit {other:?}"),
+        }
+        let temps = fs::read_dir(dir.join("src"))
+            .unwrap()
+            .filter(|e| {
+                e.as_ref()
+                    .unwrap()
+                    .file_name()
+                    .to_string_lossy()
+                    .starts_with(".regraft-")
+            })
+            .count();
+        assert_eq!(temps, 0, "temporary files left behind");
+    }
+}
+
+unsafe extern "C" {
+    #[link_name = "kill"]
+    fn libc_kill(pid: i32, signal: i32) -> i32;
+}

@@ -10,7 +10,7 @@ use crate::util::root;
 /// lower floors only. `actions` sits below `compile`, which reads each action's facts.
 const FLOORS: &[&[&str]] = &[
     &["source", "edit", "prefilter"],
-    &["python", "targets", "modules", "fetch"],
+    &["python", "targets", "modules", "fetch", "write"],
     &["rules"],
     &["versions", "pattern"],
     &["actions"],

@@ -13,6 +13,7 @@ use crate::report::{ErrorJson, FileJson, render, stamp, summary, unified_diff};
 use crate::source::FileError;
 use crate::targets::{self, TargetFile};
 use crate::versions::VersionEnv;
+use crate::write::{WriteError, WriteSet};
 
 #[derive(Debug, Args)]
 pub(super) struct ApplyArgs {
@@ -243,6 +244,39 @@ fn report_summaries(outcomes: &[Outcome], colors: Colors) {
     }
 }
 
+/// Writes every changed file, or none: all staged beside their targets first, then renamed.
+/// SIGINT and SIGTERM are caught for the write phase: before the renames they cancel it (the
+/// temporary files go, nothing is written); once renames begin, they all finish first.
+fn write_all(changed: &[(&Outcome, &Patched)]) -> Result<(), Error> {
+    use signal_hook::consts::{SIGINT, SIGTERM};
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let caught = Arc::new(AtomicUsize::new(0));
+    let ids: Vec<_> = [SIGINT, SIGTERM]
+        .into_iter()
+        .filter_map(|s| signal_hook::flag::register_usize(s, Arc::clone(&caught), s as usize).ok())
+        .collect();
+    let signal = || match caught.load(Ordering::SeqCst) {
+        0 => None,
+        s if s == SIGTERM as usize => Some("SIGTERM"),
+        _ => Some("SIGINT"),
+    };
+    let result = (|| {
+        let mut set = WriteSet::new();
+        for (o, p) in changed {
+            if let Some(signal) = signal() {
+                return Err(WriteError::Interrupted { signal });
+            }
+            set.stage(&o.file.path, Some(o.original.as_bytes()), &p.output)?;
+        }
+        set.commit(&signal)
+    })();
+    for id in ids {
+        signal_hook::low_level::unregister(id);
+    }
+    result.map(|_| ()).map_err(Error::from)
+}
+
 /// Prints, diffs, writes or checks the changed files.
 fn emit(outcomes: &[Outcome], plan: &Plan, args: &ApplyArgs) -> Result<u8, Error> {
     let changed: Vec<(&Outcome, &Patched)> = outcomes
@@ -266,9 +300,7 @@ fn emit(outcomes: &[Outcome], plan: &Plan, args: &ApplyArgs) -> Result<u8, Error
                 let _ = stdout.write_all(p.output.as_bytes());
             }
         } else {
-            for (o, p) in &changed {
-                targets::write_atomic(&o.file.path, &p.output)?;
-            }
+            write_all(&changed)?;
         }
     } else if args.check && !changed.is_empty() {
         if args.format == Format::Human {

@@ -9,7 +9,6 @@ use super::out;
 use crate::error::Error;
 use crate::rules::error::{RuleError, RuleErrorKind};
 use crate::rules::{self, Syntax, write};
-use crate::targets;
 
 #[derive(Debug, Args)]
 pub(super) struct FmtArgs {
@@ -67,7 +66,7 @@ pub(super) fn run(args: FmtArgs) -> Result<u8, Error> {
                     .into(),
             );
         }
-        targets::write_atomic(file, &output)?;
+        crate::write::write_one(file, Some(original.as_bytes()), &output)?;
         out(format!("formatted {}", file.display()) + "\n")?;
     }
     Ok(u8::from(unformatted))

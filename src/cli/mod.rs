@@ -119,7 +119,11 @@ fn closed_stdout(error: &Error) -> bool {
 /// conflicts, refusals, results that cannot be written), 2 for everything else (bad rules,
 /// bad arguments, unreadable or unparseable targets).
 fn exit_code(error: &Error) -> u8 {
+    use crate::write::WriteError;
     match error {
+        // 128 + the signal's number, as a shell reports a process a signal ended.
+        Error::Write(WriteError::Interrupted { signal: "SIGTERM" }) => 143,
+        Error::Write(WriteError::Interrupted { .. }) => 130,
         Error::Patch(p) if !matches!(**p, PatchError::TargetSyntax { .. }) => 3,
         _ => 2,
     }

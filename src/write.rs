@@ -1,0 +1,324 @@
+//! Writing patched files so that a run cannot lose data: every new text is first written to a
+//! temporary file beside its target (through symlinks, keeping owner, group and mode); only
+//! when all exist, and every target still holds exactly what was read, are they renamed over
+//! the targets. Any failure before that removes every temporary file and leaves every target
+//! untouched. What remains non-atomic is the rename loop itself: one `rename(2)` per file.
+
+use std::fs;
+use std::io::Write;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+use tempfile::TempPath;
+
+/// Why a set of writes was not carried out (nothing was written).
+#[derive(Debug, thiserror::Error, miette::Diagnostic)]
+pub enum WriteError {
+    /// A temporary file could not be made or filled, or a rename failed.
+    #[error("cannot write {path}: {source}")]
+    #[diagnostic(code(regraft::write::io))]
+    Io {
+        /// The target.
+        path: String,
+        /// The system's reason.
+        source: std::io::Error,
+    },
+    /// The target changed on disk since it was read: writing would lose that change.
+    #[error("{path} changed on disk while regraft ran; it was not overwritten")]
+    #[diagnostic(
+        code(regraft::write::changed),
+        help("run again on the file as it is now")
+    )]
+    Changed {
+        /// The target.
+        path: String,
+    },
+    /// The new file cannot be given the original's owner and group.
+    #[error("cannot keep the owner of {path} (uid {uid}, gid {gid}): {source}")]
+    #[diagnostic(
+        code(regraft::write::owner),
+        help("run as the file's owner (or root), so the patched file keeps its owner")
+    )]
+    Owner {
+        /// The target.
+        path: String,
+        /// The owner.
+        uid: u32,
+        /// The group.
+        gid: u32,
+        /// The system's reason.
+        source: std::io::Error,
+    },
+    /// A signal arrived before the renames began.
+    #[error("interrupted by {signal} before any file was written; nothing was changed")]
+    #[diagnostic(code(regraft::write::interrupted))]
+    Interrupted {
+        /// The signal's name.
+        signal: &'static str,
+    },
+}
+
+fn io(path: &Path, source: std::io::Error) -> WriteError {
+    WriteError::Io {
+        path: path.display().to_string(),
+        source,
+    }
+}
+
+/// One staged write: the temporary file, the real target and what it held when read.
+#[derive(Debug)]
+struct Staged {
+    temp: TempPath,
+    target: PathBuf,
+    shown: PathBuf,
+    original: Option<Vec<u8>>,
+}
+
+/// Writes staged to be carried out together, or not at all.
+#[derive(Debug, Default)]
+pub struct WriteSet {
+    staged: Vec<Staged>,
+}
+
+impl WriteSet {
+    /// An empty set.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// How many files are staged.
+    pub fn len(&self) -> usize {
+        self.staged.len()
+    }
+
+    /// Whether nothing is staged.
+    pub fn is_empty(&self) -> bool {
+        self.staged.is_empty()
+    }
+
+    /// Stages `contents` for `path`, whose bytes were `original` when read (`None`: a new
+    /// file). A symlink is written through: its target is replaced, the link kept.
+    pub fn stage(
+        &mut self,
+        path: &Path,
+        original: Option<&[u8]>,
+        contents: &str,
+    ) -> Result<(), WriteError> {
+        let target = match fs::canonicalize(path) {
+            Ok(real) => real,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && original.is_none() => {
+                path.to_path_buf()
+            }
+            Err(e) => return Err(io(path, e)),
+        };
+        let dir = target
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        let mut temp = tempfile::Builder::new()
+            .prefix(".regraft-")
+            .tempfile_in(dir)
+            .map_err(|e| io(path, e))?;
+        temp.write_all(contents.as_bytes())
+            .and_then(|()| temp.as_file().sync_all())
+            .map_err(|e| io(path, e))?;
+        match fs::metadata(&target) {
+            Ok(meta) => {
+                let file = temp.as_file();
+                let (uid, gid) = (meta.uid(), meta.gid());
+                let temp_meta = file.metadata().map_err(|e| io(path, e))?;
+                if (temp_meta.uid(), temp_meta.gid()) != (uid, gid) {
+                    std::os::unix::fs::fchown(file, Some(uid), Some(gid)).map_err(|source| {
+                        WriteError::Owner {
+                            path: path.display().to_string(),
+                            uid,
+                            gid,
+                            source,
+                        }
+                    })?;
+                }
+                file.set_permissions(meta.permissions())
+                    .map_err(|e| io(path, e))?;
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                temp.as_file()
+                    .set_permissions(fs::Permissions::from_mode(0o644))
+                    .map_err(|e| io(path, e))?;
+            }
+            Err(e) => return Err(io(path, e)),
+        }
+        self.staged.push(Staged {
+            temp: temp.into_temp_path(),
+            target,
+            shown: path.to_path_buf(),
+            original: original.map(<[u8]>::to_vec),
+        });
+        Ok(())
+    }
+
+    /// Checks that every target still holds what was read, then renames every temporary file
+    /// over its target. `interrupted` (set by a signal handler) is honoured up to the first
+    /// rename; once renames begin they all run, so the tree is never left half-patched by a
+    /// signal. On error nothing is renamed and the temporary files are removed.
+    pub fn commit(
+        self,
+        interrupted: &dyn Fn() -> Option<&'static str>,
+    ) -> Result<usize, WriteError> {
+        for staged in &self.staged {
+            if let Some(original) = &staged.original {
+                let now = fs::read(&staged.target).map_err(|e| io(&staged.shown, e))?;
+                if &now != original {
+                    return Err(WriteError::Changed {
+                        path: staged.shown.display().to_string(),
+                    });
+                }
+            }
+        }
+        if let Some(signal) = interrupted() {
+            return Err(WriteError::Interrupted { signal });
+        }
+        let count = self.staged.len();
+        for staged in self.staged {
+            staged
+                .temp
+                .persist(&staged.target)
+                .map_err(|e| io(&staged.shown, e.error))?;
+        }
+        Ok(count)
+    }
+}
+
+/// Replaces one file (a rule file `fmt` rewrites, a test snapshot) by the same rules: through
+/// symlinks, keeping owner and mode, refusing if it changed since `original` was read.
+pub fn write_one(path: &Path, original: Option<&[u8]>, contents: &str) -> Result<(), WriteError> {
+    let mut set = WriteSet::new();
+    set.stage(path, original, contents)?;
+    set.commit(&|| None).map(|_| ())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn temps(dir: &Path) -> Vec<String> {
+        let mut out = Vec::new();
+        for entry in walk(dir) {
+            let name = entry.file_name().unwrap().to_string_lossy().to_string();
+            if name.starts_with(".regraft-") {
+                out.push(name);
+            }
+        }
+        out
+    }
+
+    fn walk(dir: &Path) -> Vec<PathBuf> {
+        let mut out = Vec::new();
+        for entry in fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                out.extend(walk(&path));
+            } else {
+                out.push(path);
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn a_failure_in_the_middle_of_a_tree_writes_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b, c) = (
+            dir.path().join("a.py"),
+            dir.path().join("b/b.py"),
+            dir.path().join("c.py"),
+        );
+        fs::create_dir(dir.path().join("b")).unwrap();
+        for p in [&a, &b, &c] {
+            fs::write(p, "x = 1\n").unwrap();
+        }
+        let mut set = WriteSet::new();
+        set.stage(&a, Some(b"x = 1\n"), "x = 2\n").unwrap();
+        // b's folder vanishes between the read and the write.
+        fs::remove_dir_all(dir.path().join("b")).unwrap();
+        assert!(set.stage(&b, Some(b"x = 1\n"), "x = 2\n").is_err());
+        drop(set);
+        assert_eq!(fs::read_to_string(&a).unwrap(), "x = 1\n");
+        assert_eq!(fs::read_to_string(&c).unwrap(), "x = 1\n");
+        assert!(temps(dir.path()).is_empty(), "{:?}", temps(dir.path()));
+    }
+
+    #[test]
+    fn a_file_changed_since_it_was_read_stops_every_write() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b) = (dir.path().join("a.py"), dir.path().join("b.py"));
+        fs::write(&a, "x = 1\n").unwrap();
+        fs::write(&b, "y = 1\n").unwrap();
+        let mut set = WriteSet::new();
+        set.stage(&a, Some(b"x = 1\n"), "x = 2\n").unwrap();
+        set.stage(&b, Some(b"y = 1\n"), "y = 2\n").unwrap();
+        fs::write(&b, "y = 1  # someone else's edit\n").unwrap();
+        let err = set.commit(&|| None).unwrap_err();
+        assert!(matches!(err, WriteError::Changed { .. }), "{err}");
+        assert_eq!(fs::read_to_string(&a).unwrap(), "x = 1\n");
+        assert_eq!(
+            fs::read_to_string(&b).unwrap(),
+            "y = 1  # someone else's edit\n"
+        );
+        assert!(temps(dir.path()).is_empty());
+    }
+
+    #[test]
+    fn a_symlink_is_written_through_and_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().join("real.py");
+        let link = dir.path().join("link.py");
+        fs::write(&real, "x = 1\n").unwrap();
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        write_one(&link, Some(b"x = 1\n"), "x = 2\n").unwrap();
+        assert!(
+            fs::symlink_metadata(&link)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        assert_eq!(fs::read_to_string(&real).unwrap(), "x = 2\n");
+    }
+
+    #[test]
+    fn owner_group_and_mode_are_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("m.py");
+        fs::write(&path, "x = 1\n").unwrap();
+        fs::set_permissions(&path, fs::Permissions::from_mode(0o640)).unwrap();
+        // Only root can give a file to someone else; elsewhere the mode is still checked.
+        let root = is_root();
+        if root {
+            std::os::unix::fs::chown(&path, Some(1234), Some(1234)).unwrap();
+        }
+        write_one(&path, Some(b"x = 1\n"), "x = 2\n").unwrap();
+        let meta = fs::metadata(&path).unwrap();
+        assert_eq!(meta.permissions().mode() & 0o777, 0o640);
+        if root {
+            assert_eq!((meta.uid(), meta.gid()), (1234, 1234));
+        }
+    }
+
+    /// Whether this process runs as root (its files are created owned by uid 0).
+    fn is_root() -> bool {
+        let probe = tempfile::NamedTempFile::new().unwrap();
+        probe.as_file().metadata().unwrap().uid() == 0
+    }
+
+    #[test]
+    fn a_signal_before_the_renames_writes_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = dir.path().join("a.py");
+        fs::write(&a, "x = 1\n").unwrap();
+        let mut set = WriteSet::new();
+        set.stage(&a, Some(b"x = 1\n"), "x = 2\n").unwrap();
+        let err = set.commit(&|| Some("SIGINT")).unwrap_err();
+        assert!(matches!(err, WriteError::Interrupted { .. }));
+        assert_eq!(fs::read_to_string(&a).unwrap(), "x = 1\n");
+        assert!(temps(dir.path()).is_empty());
+    }
+}
