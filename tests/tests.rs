@@ -17,6 +17,7 @@ mod fetch;
 mod fuzz_regressions;
 mod generic;
 mod groups;
+mod hostile;
 mod layers;
 mod lint;
 mod matrix;

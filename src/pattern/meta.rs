@@ -175,13 +175,21 @@ pub fn encode(pattern: &str) -> Result<Encoded, MetavarError> {
 
 /// The named metavariables used in a template, with their spans in it.
 pub fn template_metavars(template: &str) -> Result<Vec<(String, Range<usize>)>, MetavarError> {
-    Ok(scan(template)?
-        .into_iter()
-        .filter_map(|p| match p.var? {
-            Metavar::Single(Some(n)) | Metavar::Multi(Some(n)) => Some((n, p.range)),
-            _ => None,
-        })
-        .collect())
+    let mut out = Vec::new();
+    for p in scan(template)? {
+        match p.var {
+            Some(Metavar::Single(Some(n)) | Metavar::Multi(Some(n))) => out.push((n, p.range)),
+            // `$_` and `$$$` match without binding: in a template they would write nothing.
+            Some(Metavar::Single(None) | Metavar::Multi(None)) => {
+                return Err(MetavarError {
+                    range: p.range,
+                    reason: "`$_` and `$$$` bind nothing, so a template cannot write them: name the metavariable (`$X`) in the pattern and here".into(),
+                });
+            }
+            None => {}
+        }
+    }
+    Ok(out)
 }
 
 #[cfg(test)]

@@ -25,8 +25,63 @@ pub struct DslSyntaxError {
     pub help: Option<String>,
 }
 
+/// How deep lists may nest: the parser recurses once per level, and a rule has no use for more.
+const MAX_NESTING: usize = 64;
+
+/// Refuses lists nested deeper than `MAX_NESTING`, at the bracket that goes too deep, before
+/// the recursive parser sees them (5,000 levels overflowed its stack). Brackets inside strings,
+/// code and comments do not count.
+fn check_nesting(text: &str) -> Result<(), DslSyntaxError> {
+    let bytes = text.as_bytes();
+    let mut depth = 0usize;
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'"' => {
+                i += 1;
+                while i < bytes.len() && bytes[i] != b'"' && bytes[i] != b'\n' {
+                    i += if bytes[i] == b'\\' { 2 } else { 1 };
+                }
+            }
+            b'`' if text[i..].starts_with("```") => {
+                i = text[i + 3..]
+                    .find("```")
+                    .map_or(bytes.len(), |end| i + 3 + end + 2);
+            }
+            b'`' => {
+                i += 1;
+                while i < bytes.len() && bytes[i] != b'`' && bytes[i] != b'\n' {
+                    i += 1;
+                }
+            }
+            b'#' => {
+                while i < bytes.len() && bytes[i] != b'\n' {
+                    i += 1;
+                }
+            }
+            b'[' => {
+                depth += 1;
+                if depth > MAX_NESTING {
+                    return Err(DslSyntaxError {
+                        span: i..i + 1,
+                        message: format!("lists nest deeper than {MAX_NESTING} levels here"),
+                        help: Some(
+                            "a rule's values are flat lists of names, globs or patterns".into(),
+                        ),
+                    });
+                }
+            }
+            b']' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        i += 1;
+    }
+    Ok(())
+}
+
 /// Parses DSL text into a list of rule mappings and the spans of their keys and values.
 pub fn read(text: &str) -> Result<(Value, SpanIndex), DslSyntaxError> {
+    check_nesting(text)?;
     let file = DslParser::parse(Rule::file, text)
         .map_err(|e| syntax_error(text, e))?
         .next()

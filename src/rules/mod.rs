@@ -113,7 +113,30 @@ pub fn rule_files(path: &Path) -> Result<Vec<PathBuf>, LoadError> {
 }
 
 /// Loads the rules of one file.
+/// The largest rule file read (a pack of thousands of rules is a few MiB); a bigger one, or
+/// one that is not a regular file (`/dev/zero`, a FIFO), is refused before it is read.
+pub const MAX_RULE_FILE_BYTES: u64 = 16 << 20;
+
 pub fn load_file(path: &Path) -> Result<Vec<Rule>, LoadError> {
+    let meta = fs::metadata(path).map_err(|e| FileError::io(path, e))?;
+    let refuse = |why: String| {
+        LoadError::from(FileError::io(
+            path,
+            std::io::Error::new(std::io::ErrorKind::InvalidInput, why),
+        ))
+    };
+    if !meta.is_file() {
+        return Err(refuse(
+            "not a regular file; rules are read from files".into(),
+        ));
+    }
+    if meta.len() > MAX_RULE_FILE_BYTES {
+        return Err(refuse(format!(
+            "{} bytes, more than the {} MiB a rule file may hold",
+            meta.len(),
+            MAX_RULE_FILE_BYTES >> 20
+        )));
+    }
     let bytes = fs::read(path).map_err(|e| FileError::io(path, e))?;
     let name = path.display().to_string();
     let syntax = Syntax::of(path).unwrap_or(Syntax::Yaml);
@@ -136,7 +159,9 @@ pub fn load_bytes(name: &str, bytes: &[u8], syntax: Syntax) -> Result<Vec<Rule>,
             ));
         }
     };
-    load_text(name, text, syntax)
+    // A byte-order mark is no part of the rules (editors on Windows write one): it is left
+    // out, and diagnostics show the text after it.
+    load_text(name, text.strip_prefix('\u{feff}').unwrap_or(text), syntax)
 }
 
 /// Loads rule text of either syntax, reported under `name`.

@@ -40,7 +40,7 @@ pub fn read_documents(text: &str) -> Result<Vec<Document>, YamlSyntaxError> {
         })?;
         values.push(value);
     }
-    let mut indexes = span_indexes(text);
+    let mut indexes = span_indexes(text)?;
     if indexes.len() != values.len() {
         // The two readers split documents differently (only in odd corner cases); spans then
         // fall back to the whole file rather than pointing somewhere wrong.
@@ -54,18 +54,25 @@ pub fn read_documents(text: &str) -> Result<Vec<Document>, YamlSyntaxError> {
         .collect())
 }
 
-fn span_indexes(text: &str) -> Vec<SpanIndex> {
+fn span_indexes(text: &str) -> Result<Vec<SpanIndex>, YamlSyntaxError> {
     let mut builder = IndexBuilder {
         offsets: CharOffsets::new(text),
         documents: Vec::new(),
         stack: Vec::new(),
         current: None,
+        foreign_tag: None,
     };
     let mut parser = Parser::new_from_str(text);
     if parser.load(&mut builder, true).is_err() {
-        return Vec::new();
+        return Ok(Vec::new());
     }
-    builder.documents
+    if let Some((offset, tag)) = builder.foreign_tag {
+        return Err(YamlSyntaxError {
+            message: format!("the tag `{tag}` is not allowed: a rule file is plain data"),
+            offset,
+        });
+    }
+    Ok(builder.documents)
 }
 
 /// Maps saphyr's character indexes to byte offsets.
@@ -109,6 +116,9 @@ struct IndexBuilder {
     documents: Vec<SpanIndex>,
     stack: Vec<Frame>,
     current: Option<SpanIndex>,
+    /// The first tag outside YAML's core schema (`!!python/object`), and where: serde_yaml
+    /// drops such tags silently, and a rule file is plain data.
+    foreign_tag: Option<(usize, String)>,
 }
 
 impl IndexBuilder {
@@ -148,6 +158,23 @@ impl IndexBuilder {
 impl<'input> SpannedEventReceiver<'input> for IndexBuilder {
     fn on_event(&mut self, event: Event<'input>, span: saphyr_parser::Span) {
         let range = self.offsets.byte(span.start.index())..self.offsets.byte(span.end.index());
+        let tag = match &event {
+            Event::Scalar(_, _, _, tag)
+            | Event::MappingStart(_, tag)
+            | Event::SequenceStart(_, tag) => tag.as_deref(),
+            _ => None,
+        };
+        let core = ["str", "int", "float", "bool", "null", "seq", "map"];
+        if let Some(tag) = tag
+            && !(tag.is_yaml_core_schema() && core.contains(&tag.suffix.as_str()))
+            && self.foreign_tag.is_none()
+        {
+            let handle = match tag.handle.as_str() {
+                "tag:yaml.org,2002:" => "!!",
+                other => other,
+            };
+            self.foreign_tag = Some((range.start, format!("{handle}{}", tag.suffix)));
+        }
         match event {
             Event::DocumentStart(_) => {
                 self.current = Some(SpanIndex::new(range.start..self.offsets.len));

@@ -1,0 +1,73 @@
+//! Hostile inputs (from the write-safety and resource-bounds issue): each gets a clear
+//! diagnostic and exit 2, never a crash, a hang or a silent misreading.
+
+use std::fs;
+
+use crate::util::{regraft, text};
+
+fn lint_rule_file(name: &str, bytes: &[u8]) -> (Option<i32>, String) {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(dir.path().join(name), bytes).unwrap();
+    let out = regraft(&["lint", "-r", name], dir.path());
+    (out.status.code(), text(&out.stderr))
+}
+
+#[test]
+fn lists_nested_thousands_deep_are_refused_at_the_bracket_not_by_a_stack_overflow() {
+    let files = format!("{}{}", "[".repeat(5000), "]".repeat(5000));
+    let rule = format!("rule r\n  files {files}\n  match `f($X)`\n  delete true\n");
+    let (code, stderr) = lint_rule_file("r.graft", rule.as_bytes());
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.contains("lists nest deeper than 64 levels here"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("r.graft:2:73"), "{stderr}");
+}
+
+#[test]
+fn a_template_cannot_write_an_anonymous_metavariable() {
+    let (code, stderr) = lint_rule_file(
+        "r.yaml",
+        b"id: r\nmatch: \"f($X)\"\naction: {replace: \"g($_)\"}\n",
+    );
+    assert_eq!(code, Some(2));
+    assert!(
+        stderr.contains("bind nothing, so a template cannot write them"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn yaml_tags_are_refused_not_dropped() {
+    let (code, stderr) = lint_rule_file(
+        "r.yaml",
+        b"id: r\nmatch: !!python/object \"f($X)\"\naction: {replace: \"g($X)\"}\n",
+    );
+    assert_eq!(code, Some(2));
+    assert!(
+        stderr.contains("the tag `!!python/object` is not allowed"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_byte_order_mark_is_read_past() {
+    let (code, stderr) = lint_rule_file(
+        "r.yaml",
+        b"\xef\xbb\xbfid: r\nmatch: \"f($X)\"\naction: {replace: \"g($X)\"}\nexpect: 1\n",
+    );
+    assert_eq!(code, Some(0), "{stderr}");
+}
+
+#[test]
+fn a_rule_file_that_is_no_regular_file_is_refused_before_reading() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = regraft(&["lint", "-r", "/dev/zero"], dir.path());
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("not a regular file"),
+        "{}",
+        text(&out.stderr)
+    );
+}
