@@ -71,3 +71,61 @@ fn a_rule_file_that_is_no_regular_file_is_refused_before_reading() {
         text(&out.stderr)
     );
 }
+
+/// `1+1+…+1`: every `+` nests in the next, so `$X + 1` matches 20,000 times, each capture most
+/// of the file — quadratic in memory and time unless bounded.
+fn chain(terms: usize) -> String {
+    format!("x = {}\n", vec!["1"; terms].join("+"))
+}
+
+#[test]
+fn nested_matches_that_copy_their_capture_are_refused_by_a_write_budget() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(dir.path().join("big.py"), chain(20_000)).unwrap();
+    fs::write(
+        dir.path().join("r.yaml"),
+        "id: r\nmatch: \"$X + 1\"\naction: {replace: \"$X + 2\"}\nexpect: {min: 0}\n",
+    )
+    .unwrap();
+    let out = regraft(&["apply", "-r", "r.yaml", "big.py", "--check"], dir.path());
+    assert_eq!(out.status.code(), Some(3));
+    let stderr = text(&out.stderr);
+    let words = stderr
+        .replace('│', " ")
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(
+        words.contains("its replacements would write more than 4 MiB for a file of 39 KiB"),
+        "{}",
+        &stderr[..stderr.len().min(600)]
+    );
+}
+
+#[test]
+fn reports_keep_a_bounded_part_of_each_capture() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(dir.path().join("big.py"), chain(20_000)).unwrap();
+    fs::write(
+        dir.path().join("r.yaml"),
+        "id: r\nmatch: \"$X + 1\"\nexpect: {min: 0}\n",
+    )
+    .unwrap();
+    let out = regraft(
+        &[
+            "apply", "-r", "r.yaml", "big.py", "--check", "--format", "json",
+        ],
+        dir.path(),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let files: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let matches = files[0]["rules"][0]["matches"].as_array().unwrap();
+    assert_eq!(matches.len(), 19_999);
+    let longest = matches
+        .iter()
+        .map(|m| m["bindings"]["X"].as_str().unwrap().len())
+        .max()
+        .unwrap();
+    // 1 KiB and the ellipsis: the JSON is linear in the file, not quadratic (it was 400 MB).
+    assert!(longest <= 1024 + '…'.len_utf8(), "{longest}");
+}

@@ -49,6 +49,22 @@ pub struct EditReport {
     pub replacement: String,
 }
 
+/// How much of a capture a report keeps: nested matches of a recursive pattern each capture
+/// most of the file, and whole copies in every report would cost memory quadratic in it.
+const SHOWN_CAPTURE: usize = 1024;
+
+/// A capture's text as a report shows it: whole, or its first `SHOWN_CAPTURE` bytes and `…`.
+fn shown(text: &str) -> String {
+    if text.len() <= SHOWN_CAPTURE {
+        return text.to_string();
+    }
+    let mut end = SHOWN_CAPTURE;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &text[..end])
+}
+
 fn pairs_as_map<S: serde::Serializer>(pairs: &[(String, String)], s: S) -> Result<S::Ok, S::Error> {
     use serde::ser::SerializeMap;
     let mut map = s.serialize_map(Some(pairs.len()))?;
@@ -189,7 +205,7 @@ impl<'t> Locator<'t> {
             end,
             bindings: bindings
                 .named()
-                .map(|(n, c)| (n.to_string(), c.text(self.text).to_string()))
+                .map(|(n, c)| (n.to_string(), shown(c.text(self.text))))
                 .collect(),
             edits: edits
                 .iter()

@@ -57,6 +57,24 @@ struct RulePlan {
 }
 
 impl RulePlan {
+    /// The plan of a rule that has found nothing yet.
+    fn new(rule: &CompiledRule, id: RuleId, phase: Phase) -> Self {
+        Self {
+            report: RuleReport {
+                rule: rule.id().to_string(),
+                index: id,
+                phase,
+                step: rule.step,
+                status: RuleStatus::NoMatch,
+                reason: None,
+                matches: Vec::new(),
+            },
+            edits: Vec::new(),
+            error: None,
+            misses: Vec::new(),
+        }
+    }
+
     /// Records a failure under `policy`: an error fails the rule (the first one is reported);
     /// `warn` and `skip` make it a miss the rule's report carries.
     fn record(&mut self, error: PatchError, policy: Policy) {
@@ -122,20 +140,7 @@ impl Engine<'_> {
     ) -> RulePlan {
         let rule = self.rules.rule(id);
         let file = || SourceFile::new(input.path, input.text);
-        let mut plan = RulePlan {
-            report: RuleReport {
-                rule: rule.id().to_string(),
-                index: id,
-                phase: input.phase,
-                step: rule.step,
-                status: RuleStatus::NoMatch,
-                reason: None,
-                matches: Vec::new(),
-            },
-            edits: Vec::new(),
-            error: None,
-            misses: Vec::new(),
-        };
+        let mut plan = RulePlan::new(rule, id, input.phase);
         let mut failed = false;
         if input.check_expect
             && self.counts_expect(rule)
@@ -145,6 +150,7 @@ impl Engine<'_> {
             plan.record(miss, rule.rule.on_miss);
             failed = true;
         }
+        let mut written = 0usize;
         for m in matches {
             let range = m.node.start_byte()..m.last.end_byte();
             if m.guarded {
@@ -179,6 +185,13 @@ impl Engine<'_> {
                     Vec::new()
                 }
             };
+            written += edits.iter().map(|e| e.text.len()).sum::<usize>();
+            if let Some(error) = over_budget(rule, input, written, &range) {
+                plan.record(error, Policy::Error);
+                plan.edits.clear();
+                failed = true;
+                break;
+            }
             let mut report = locator.match_report(range, &m.bindings, &edits, false);
             report.refused = refused;
             plan.report.matches.push(report);
@@ -251,6 +264,39 @@ fn plan_edits(
     } else {
         edits
     }))
+}
+
+/// The refusal once a rule's replacements in one file pass `write_budget`: nested matches of a
+/// recursive pattern each copy a large capture, quadratic in the file; refused before it costs
+/// more.
+fn over_budget(
+    rule: &CompiledRule,
+    input: &StepInput<'_>,
+    written: usize,
+    at: &std::ops::Range<usize>,
+) -> Option<PatchError> {
+    let budget = write_budget(input.text.len());
+    (written > budget).then(|| {
+        let failure = ActionFailure {
+            reason: format!(
+                "its replacements would write more than {} MiB for a file of {} KiB: nested matches each copy a large capture",
+                budget >> 20,
+                input.text.len() >> 10
+            ),
+            labels: vec![(at.clone(), "matches nest here".into())],
+            help: Some(
+                "narrow the pattern so matches do not nest (e.g. a `where` on the capture)".into(),
+            ),
+        };
+        action_error(rule, &SourceFile::new(input.path, input.text), failure)
+    })
+}
+
+/// How many bytes of replacement text one rule may write in a file of `len` bytes: far more
+/// than any real patch (sixteen copies of the file, at least 4 MiB), far less than the
+/// quadratic total of nested matches that each copy their capture.
+fn write_budget(len: usize) -> usize {
+    (len * 16).max(4 << 20)
 }
 
 /// The drift error when `matches` miss `expect`: in the whole file, or in the first class or
