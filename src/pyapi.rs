@@ -330,9 +330,18 @@ impl NativeRules {
 }
 
 /// The extension module.
+/// Runs the `regraft` command line with `argv` (the program name first); returns its exit
+/// code. The wheel's `regraft` console script calls this, so `pip install regraft` gives the
+/// command and the module from one native library.
+#[pyfunction]
+fn main(py: Python<'_>, argv: Vec<String>) -> u8 {
+    py.detach(|| crate::cli::run_with(argv))
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
+    m.add_function(wrap_pyfunction!(main, m)?)?;
     m.add_class::<NativeRules>()?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("RegraftError", py.get_type::<RegraftError>())?;

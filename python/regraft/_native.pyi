@@ -51,3 +51,7 @@ class NativeRules:
         phase: Optional[str],
         context: Optional[str],
     ) -> Tuple[str, Dict[str, RegraftError]]: ...
+
+def main(argv: List[str]) -> int:
+    """Runs the `regraft` command line with `argv` (the program name first); its exit code."""
+    ...

@@ -61,7 +61,17 @@ struct Colors {
 
 /// Runs the command line and returns the process exit code.
 pub fn run() -> u8 {
-    let cli = match Cli::try_parse() {
+    run_with(std::env::args_os())
+}
+
+/// Runs the command line `args` (the program name first) and returns the exit code: the
+/// `regraft` console script of the Python wheel enters here.
+pub fn run_with<I, T>(args: I) -> u8
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    let cli = match Cli::try_parse_from(args) {
         Ok(cli) => cli,
         Err(e) => {
             let _ = e.print();

@@ -6,6 +6,7 @@ import subprocess
 import sys
 import textwrap
 import warnings
+from pathlib import Path
 
 import pytest
 
@@ -355,3 +356,22 @@ def test_a_context_of_modules_is_followed_through_imports_and_bases():
         )
     words = " ".join(info.value.diagnostic.replace("│", " ").split())
     assert "no module `pkg.models.base.modeling_base` in the context" in words
+
+
+def test_the_wheel_installs_the_regraft_command(tmp_path):
+    """`pip install .` puts `regraft` on PATH next to the interpreter, from the same library."""
+    import subprocess
+
+    command = Path(sys.executable).parent / "regraft"
+    assert command.exists()
+    out = subprocess.run([str(command), "--version"], capture_output=True, text=True)
+    assert out.returncode == 0 and out.stdout.strip() == f"regraft {regraft.__version__}"
+    (tmp_path / "r.yaml").write_text('id: r\nmatch: "f($X, a=$A)"\naction: {remove_kwargs: [a]}\nexpect: 1\n')
+    (tmp_path / "m.py").write_text("f(1, a=2)\n")
+    out = subprocess.run([str(command), "apply", "-r", "r.yaml", "m.py"], cwd=tmp_path, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == "f(1)\n"
+    # A bad rule exits 2 with the diagnostic, as the Rust binary does.
+    (tmp_path / "bad.yaml").write_text("id: r\nmatch: f(\n")
+    out = subprocess.run([str(command), "lint", "-r", "bad.yaml"], cwd=tmp_path, capture_output=True, text=True)
+    assert out.returncode == 2 and "bad.yaml" in out.stderr
