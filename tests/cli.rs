@@ -37,7 +37,7 @@ fn one_file_and_no_mode_prints_the_patched_source() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let stdout = text(&out.stdout);
     assert!(stdout.contains("                causal_mask,\n                encoder_hidden_states,\n                None,\n"));
-    assert!(text(&out.stderr).contains("whisper-decoder-layer-positional applied (1 match)"));
+    assert!(text(&out.stderr).contains("whisper-decoder-layer-positional would apply (1 match)"));
 }
 
 #[test]
@@ -346,5 +346,65 @@ fn a_closed_stdout_is_a_normal_end() {
         let stderr = text(&out.stderr);
         assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
         assert_eq!(out.status.code(), Some(0), "{args:?}: {stderr}");
+    }
+}
+
+#[test]
+fn color_follows_the_flag_then_no_color_then_force_color() {
+    let dir = workspace();
+    let run = |args: &[&str], env: &[(&str, &str)]| {
+        let mut command = crate::util::regraft_command(args, dir.path());
+        command.env_remove("NO_COLOR").env_remove("FORCE_COLOR");
+        for (k, v) in env {
+            command.env(k, v);
+        }
+        text(&command.output().unwrap().stderr).contains('\u{1b}')
+    };
+    let bad = ["lint", "-r", "no-such-rules"];
+    // Not a terminal: no colour, unless asked for.
+    assert!(!run(&bad, &[]));
+    assert!(run(&[&bad[..], &["--color", "always"]].concat(), &[]));
+    assert!(run(&bad, &[("FORCE_COLOR", "1")]));
+    // NO_COLOR wins over FORCE_COLOR, but only when not empty; --color always wins over both.
+    assert!(!run(&bad, &[("FORCE_COLOR", "1"), ("NO_COLOR", "1")]));
+    assert!(run(&bad, &[("FORCE_COLOR", "1"), ("NO_COLOR", "")]));
+    assert!(run(
+        &[&bad[..], &["--color", "always"]].concat(),
+        &[("NO_COLOR", "1")]
+    ));
+    assert!(!run(
+        &[&bad[..], &["--color", "never"]].concat(),
+        &[("FORCE_COLOR", "1")]
+    ));
+}
+
+#[test]
+fn new_rule_scaffolds_a_rule_whose_cases_pass_and_never_overwrites() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = regraft(&["new", "rule", "my-fix"], dir.path());
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let test = regraft(&["test", "-r", "rules"], dir.path());
+    assert_eq!(test.status.code(), Some(0), "{}", text(&test.stdout));
+    assert!(text(&test.stdout).ends_with("3 passed, 0 failed\n"));
+    let lint = regraft(&["lint", "-r", "rules", "--deny-warnings"], dir.path());
+    assert_eq!(lint.status.code(), Some(0), "{}", text(&lint.stderr));
+    let again = regraft(&["new", "rule", "my-fix"], dir.path());
+    assert_eq!(again.status.code(), Some(2));
+    assert!(text(&again.stderr).contains("already exists: nothing was written"));
+    let bad = regraft(&["new", "rule", "no spaces"], dir.path());
+    assert_eq!(bad.status.code(), Some(2));
+}
+
+#[test]
+fn completions_are_generated_for_each_shell() {
+    let dir = tempfile::tempdir().unwrap();
+    for shell in ["bash", "zsh", "fish"] {
+        let out = regraft(&["completions", shell], dir.path());
+        assert_eq!(out.status.code(), Some(0));
+        let script = text(&out.stdout);
+        assert!(
+            script.contains("bisect") && script.contains("matrix"),
+            "{shell}"
+        );
     }
 }

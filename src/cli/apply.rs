@@ -79,7 +79,7 @@ pub(super) fn run(args: ApplyArgs, colors: Colors) -> Result<u8, Error> {
         return Ok(exit);
     }
     if args.format == Format::Human {
-        report_summaries(&outcomes, colors);
+        report_summaries(&outcomes, colors, args.write && !plan.stdin);
     }
     emit(&outcomes, &plan, &args)
 }
@@ -224,7 +224,7 @@ fn report_failures(outcomes: &[Outcome], args: &ApplyArgs, colors: Colors) -> u8
 }
 
 /// Warnings and one line per rule that did something, on stderr.
-fn report_summaries(outcomes: &[Outcome], colors: Colors) {
+fn report_summaries(outcomes: &[Outcome], colors: Colors, written: bool) {
     for o in outcomes {
         if let Ok(p) = &o.result {
             for warning in &p.warnings {
@@ -237,7 +237,7 @@ fn report_summaries(outcomes: &[Outcome], colors: Colors) {
                     render(warning, colors.stderr)
                 ));
             }
-            for line in summary(&o.file.display, p) {
+            for line in summary(&o.file.display, p, written) {
                 err(line + "\n");
             }
         }

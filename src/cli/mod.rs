@@ -8,6 +8,7 @@ mod explain;
 mod fmt;
 mod lint;
 mod matrix;
+mod new;
 mod test;
 
 use std::io::Write;
@@ -18,6 +19,7 @@ use clap::{Args, Parser, Subcommand};
 use crate::compile::RuleSet;
 use crate::engine::PatchError;
 use crate::error::Error;
+use crate::report::color::ColorChoice;
 use crate::report::{Palette, render};
 use crate::rules::model::Phase;
 use crate::source::FileError;
@@ -30,6 +32,10 @@ use crate::versions::VersionEnv;
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// When to colour output: `auto` (terminals; `NO_COLOR` and `FORCE_COLOR` are honoured),
+    /// `always` or `never`.
+    #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto)]
+    color: ColorChoice,
 }
 
 #[derive(Debug, Subcommand)]
@@ -50,6 +56,10 @@ enum Command {
     /// Find the first upstream release where a rule's status changes, fetching releases on
     /// demand, and show the upstream change near what it matched.
     Bisect(bisect::BisectArgs),
+    /// Scaffold a rule with its tests folder: `regraft new rule NAME`.
+    New(new::NewArgs),
+    /// Print a shell completion script: `regraft completions bash > /etc/bash_completion.d/regraft`.
+    Completions(new::CompletionsArgs),
 }
 
 /// Colour for each output stream, decided once per run.
@@ -79,8 +89,8 @@ where
         }
     };
     let colors = Colors {
-        stdout: Palette::for_stream(&std::io::stdout()),
-        stderr: Palette::for_stream(&std::io::stderr()),
+        stdout: Palette::for_stream(&std::io::stdout(), cli.color),
+        stderr: Palette::for_stream(&std::io::stderr(), cli.color),
     };
     let result = match cli.command {
         Command::Apply(args) => apply::run(args, colors),
@@ -90,6 +100,8 @@ where
         Command::Test(args) => test::run(args, colors),
         Command::Matrix(args) => matrix::run(args, colors),
         Command::Bisect(args) => bisect::run(args),
+        Command::New(args) => new::run(args),
+        Command::Completions(args) => new::completions(args),
     };
     match result {
         Ok(code) => code,

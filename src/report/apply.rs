@@ -77,15 +77,18 @@ impl<'a> FileJson<'a> {
     }
 }
 
-/// One line per rule that did something: `path: rule-id applied (2 matches)`.
-pub fn summary(path: &str, patched: &Patched) -> Vec<String> {
+/// One line per rule that did something: `path: rule-id applied (2 matches)` (`would apply`
+/// where nothing is `written`).
+pub fn summary(path: &str, patched: &Patched, written: bool) -> Vec<String> {
     patched
         .rules
         .iter()
         .filter(|r| r.status != RuleStatus::NoMatch)
         .map(|r| {
             let what = match r.status {
-                RuleStatus::Applied => "applied",
+                // Nothing is written under --check, --diff or to stdout: it would apply.
+                RuleStatus::Applied if written => "applied",
+                RuleStatus::Applied => "would apply",
                 RuleStatus::Redundant => "already applied",
                 RuleStatus::Guarded => "guarded",
                 RuleStatus::Refused => "refused",

@@ -5,6 +5,18 @@ use std::io::IsTerminal;
 
 use anstyle::{AnsiColor, Effects, Style};
 
+/// `--color`: when output is coloured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum ColorChoice {
+    /// On terminals, as `NO_COLOR` and `FORCE_COLOR` say.
+    #[default]
+    Auto,
+    /// Always.
+    Always,
+    /// Never.
+    Never,
+}
+
 /// Whether one output stream gets colour; every rendering of that stream asks it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Palette {
@@ -17,9 +29,19 @@ impl Palette {
         Self { enabled }
     }
 
-    /// Colour for a stream: on where it is a terminal and `NO_COLOR` is not set.
-    pub fn for_stream(stream: &impl IsTerminal) -> Self {
-        Self::new(stream.is_terminal() && std::env::var_os("NO_COLOR").is_none())
+    /// Colour for a stream under `--color`: `always`/`never` decide; `auto` means on where
+    /// the stream is a terminal, unless `NO_COLOR` is set and not empty, or on everywhere
+    /// where `FORCE_COLOR` is set and not empty (the conventions of no-color.org and
+    /// force-color.org).
+    pub fn for_stream(stream: &impl IsTerminal, choice: ColorChoice) -> Self {
+        let set = |name: &str| std::env::var_os(name).is_some_and(|v| !v.is_empty());
+        Self::new(match choice {
+            ColorChoice::Always => true,
+            ColorChoice::Never => false,
+            ColorChoice::Auto if set("NO_COLOR") => false,
+            ColorChoice::Auto if set("FORCE_COLOR") => true,
+            ColorChoice::Auto => stream.is_terminal(),
+        })
     }
 
     /// Whether colour is on.
