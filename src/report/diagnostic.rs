@@ -2,6 +2,13 @@
 
 use miette::{Diagnostic, GraphicalReportHandler, GraphicalTheme};
 
+/// How wide diagnostics are wrapped: the terminal's width where stderr is one, else 100
+/// columns (logs and captured output). Words — paths above all — are never split.
+fn width() -> usize {
+    terminal_size::terminal_size_of(std::io::stderr())
+        .map_or(100, |(w, _)| usize::from(w.0).max(40))
+}
+
 /// Renders `diagnostic` with its source snippet, coloured by `palette`.
 pub fn render(diagnostic: &dyn Diagnostic, palette: super::Palette) -> String {
     let theme = if palette.enabled() {
@@ -10,7 +17,8 @@ pub fn render(diagnostic: &dyn Diagnostic, palette: super::Palette) -> String {
         GraphicalTheme::unicode_nocolor()
     };
     let handler = GraphicalReportHandler::new_themed(theme)
-        .with_width(100)
+        .with_width(width())
+        .with_break_words(false)
         .with_context_lines(2);
     let mut out = String::new();
     if handler.render_report(&mut out, diagnostic).is_err() {

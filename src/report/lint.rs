@@ -52,11 +52,15 @@ fn severity_name(e: &RuleError) -> &'static str {
 
 /// GitHub Actions workflow commands, one line per finding.
 pub fn github(findings: &[RuleError]) -> String {
+    // The runner's escaping: data (the message) escapes `%`, CR and LF; a property (file,
+    // title) also `:` and `,`, which would otherwise end it (`title=regraft::rule::x` was cut
+    // at the first `::`).
     let escape = |s: &str| {
         s.replace('%', "%25")
             .replace('\r', "%0D")
             .replace('\n', "%0A")
     };
+    let property = |s: &str| escape(s).replace(':', "%3A").replace(',', "%2C");
     findings
         .iter()
         .map(|e| {
@@ -64,12 +68,12 @@ pub fn github(findings: &[RuleError]) -> String {
             format!(
                 "::{} file={},line={},col={},endLine={},endColumn={},title={}::{}\n",
                 f.severity,
-                f.file,
+                property(&f.file),
                 f.start.line,
                 f.start.column,
                 f.end.line,
                 f.end.column,
-                f.code,
+                property(f.code),
                 escape(&f.message)
             )
         })
