@@ -408,3 +408,31 @@ fn completions_are_generated_for_each_shell() {
         );
     }
 }
+
+#[test]
+fn diffs_apply_with_git_apply_whatever_path_was_given() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("src")).unwrap();
+    std::fs::write(dir.path().join("src/t.py"), "f(1, a=2)\n").unwrap();
+    std::fs::write(
+        dir.path().join("r.yaml"),
+        "id: r\nmatch: \"f($$$A)\"\naction: {remove_kwargs: [a]}\nexpect: 1\n",
+    )
+    .unwrap();
+    let absolute = dir.path().join("src/t.py").display().to_string();
+    for given in ["src/t.py", "./src/t.py", absolute.as_str()] {
+        let out = regraft(&["apply", "-r", "r.yaml", given, "--diff"], dir.path());
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        assert!(
+            text(&out.stdout).starts_with("--- a/src/t.py\n+++ b/src/t.py\n"),
+            "{given}"
+        );
+        std::fs::write(dir.path().join("p.diff"), &out.stdout).unwrap();
+        let check = std::process::Command::new("git")
+            .args(["apply", "--check", "p.diff"])
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        assert!(check.status.success(), "{given}: {}", text(&check.stderr));
+    }
+}

@@ -277,6 +277,22 @@ fn write_all(changed: &[(&Outcome, &Patched)]) -> Result<(), Error> {
     result.map(|_| ()).map_err(Error::from)
 }
 
+/// The path a diff header names: relative to the working directory where the file lies below
+/// it, so `git apply` and `patch -p1` find it from there whatever path was given.
+fn diff_path(path: &std::path::Path) -> String {
+    let relative = std::env::current_dir()
+        .ok()
+        .and_then(|cwd| {
+            std::path::absolute(path)
+                .ok()?
+                .strip_prefix(cwd)
+                .ok()
+                .map(Into::into)
+        })
+        .unwrap_or_else(|| path.to_path_buf());
+    targets::glob_path(&relative)
+}
+
 /// Prints, diffs, writes or checks the changed files.
 fn emit(outcomes: &[Outcome], plan: &Plan, args: &ApplyArgs) -> Result<u8, Error> {
     let changed: Vec<(&Outcome, &Patched)> = outcomes
@@ -291,7 +307,7 @@ fn emit(outcomes: &[Outcome], plan: &Plan, args: &ApplyArgs) -> Result<u8, Error
         let _ = stdout.write_all(text.as_bytes());
     } else if args.diff && args.format == Format::Human {
         for (o, p) in &changed {
-            let diff = unified_diff(&o.file.display, &o.original, &p.output);
+            let diff = unified_diff(&diff_path(&o.file.path), &o.original, &p.output);
             let _ = stdout.write_all(diff.as_bytes());
         }
     } else if args.write {
