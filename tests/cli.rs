@@ -436,3 +436,27 @@ fn diffs_apply_with_git_apply_whatever_path_was_given() {
         assert!(check.status.success(), "{given}: {}", text(&check.stderr));
     }
 }
+
+#[test]
+fn write_then_check_passes_for_a_replace_rule_and_real_drift_still_fails() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("r.yaml"),
+        "id: r\nmatch: \"x = old_api($$$A)\"\naction:\n  replace: |-\n    if ready:\n        x = new_api($$$A)\nexpect: 1\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("m.py"),
+        "def f():\n    x = old_api(1, k=2)\n",
+    )
+    .unwrap();
+    let write = regraft(&["apply", "-r", "r.yaml", "m.py", "--write"], dir.path());
+    assert_eq!(write.status.code(), Some(0), "{}", text(&write.stderr));
+    let check = regraft(&["apply", "-r", "r.yaml", "m.py", "--check"], dir.path());
+    assert_eq!(check.status.code(), Some(0), "{}", text(&check.stderr));
+    assert!(text(&check.stderr).contains("r already applied (1 match)"));
+    // Neither the pattern's shape nor the patched one: drift, as before.
+    std::fs::write(dir.path().join("m.py"), "def f():\n    x = other_api(1)\n").unwrap();
+    let drift = regraft(&["apply", "-r", "r.yaml", "m.py", "--check"], dir.path());
+    assert_eq!(drift.status.code(), Some(3));
+}

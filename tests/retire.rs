@@ -78,12 +78,19 @@ fn matrix_suggest_proposes_bounds_from_what_it_saw() {
         "id: kw\nmatch: \"attend($$$A)\"\naction: {remove_kwargs: [dropout]}\nexpect: 1\n",
     )
     .unwrap();
+    // A call upstream removed in 3.0 without a replacement: the rule's shape is gone.
+    fs::write(
+        dir.path().join("legacy.yaml"),
+        "id: legacy\nmatch: \"legacy($X)\"\naction: {delete: true}\nexpect: 1\n",
+    )
+    .unwrap();
+    let v1 = "x = layer(1)\nold_api(1)\nattend(q, dropout=0.1)\nlegacy(1)\n";
+    tree(dir.path(), "v1", v1);
     tree(
         dir.path(),
-        "v1",
-        "x = layer(1)\nold_api(1)\nattend(q, dropout=0.1)\n",
+        "v2",
+        "x = layer2(1)\nold_api(1)\nattend(q)\nlegacy(1)\n",
     );
-    tree(dir.path(), "v2", "x = layer2(1)\nold_api(1)\nattend(q)\n");
     tree(dir.path(), "v3", "x = layer2(1)\nnew_api(1)\nattend(q)\n");
     let out = regraft(
         &[
@@ -94,6 +101,8 @@ fn matrix_suggest_proposes_bounds_from_what_it_saw() {
             "gone.yaml",
             "-r",
             "kw.yaml",
+            "-r",
+            "legacy.yaml",
             "--suggest",
             "--target",
             "demo=3.0:v3",

@@ -64,6 +64,12 @@ pub trait ActionUnit: ActionSpec {
         Vec::new()
     }
 
+    /// The code the action leaves at a site, where that is one template (`replace`): read as a
+    /// pattern, it recognises the patch already applied.
+    fn applied_shape<'a>(&self, _args: &'a Arg) -> Option<&'a Snippet> {
+        None
+    }
+
     /// One line for `explain`: what it does with these arguments.
     fn explain(&self, args: &Arg) -> String {
         let json = serde_json::to_string(&args.to_value()).unwrap_or_default();

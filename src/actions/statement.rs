@@ -37,6 +37,10 @@ impl ActionUnit for Replace {
         format!("replace with `{}`", args.text())
     }
 
+    fn applied_shape<'a>(&self, args: &'a Arg) -> Option<&'a Snippet> {
+        args.snippet()
+    }
+
     fn plan(
         &self,
         args: &Arg,

@@ -50,6 +50,10 @@ pub struct CompiledRule {
     pub guard_is_own_output: bool,
     /// `where`, compiled: conditions on what metavariables bound.
     pub constraints: Vec<CompiledConstraint>,
+    /// The shape the action leaves (a `replace` template, as a pattern): where `match` finds
+    /// too few sites, sites of this shape are the patch already applied (`--write`, then
+    /// `--check`), and count as such.
+    pub applied: Option<Pattern>,
     /// `inside.class`'s `has` and `lacks`, compiled.
     pub class_scope: ScopePatterns,
     /// `inside.function`'s `has` and `lacks`, compiled.

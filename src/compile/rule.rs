@@ -74,9 +74,15 @@ pub(super) fn compile_rule(rule: Rule) -> Result<CompiledRule, RuleError> {
             .iter()
             .any(|t| writes(guard, &t.text))
     });
+    // A template that does not read as a pattern recognises nothing; that is no error.
+    let applied = actions::unit(&rule.action)
+        .applied_shape(&rule.action.args)
+        .and_then(|t| Pattern::compile(&t.text).ok())
+        .filter(|p| p.root != pattern.root);
     let mut compiled = CompiledRule {
         rule,
         pattern,
+        applied,
         loop_patterns,
         files,
         query_source,

@@ -24,6 +24,8 @@ pub(crate) struct Found<'t> {
     pub bindings: Bindings<'t>,
     /// `unless` or `not_inside` found: the match counts but is left as it is.
     pub guarded: bool,
+    /// A site of the shape the action leaves: the patch already applied there.
+    pub applied: bool,
 }
 
 impl Engine<'_> {
@@ -45,10 +47,19 @@ impl Engine<'_> {
             .map(|(mut nodes, &id)| {
                 let rule = self.rules.rule(id);
                 nodes.sort_by_key(|n| (n.start_byte(), std::cmp::Reverse(n.end_byte())));
-                nodes
+                let mut found: Vec<Found<'t>> = nodes
                     .into_iter()
                     .filter_map(|node| match_at(rule, root, node, text, &matcher, &cache))
-                    .collect()
+                    .collect();
+                // Too few sites of the pattern: sites of the shape the action leaves are this
+                // patch already in place (`--write`, then `--check`), and count as such.
+                let wanted = rule.rule.expect.map_or(0, |e| e.min) as usize;
+                if found.len() < wanted
+                    && let Some(applied) = &rule.applied
+                {
+                    found.extend(applied_sites(rule, applied, root, text, &matcher, &cache));
+                }
+                found
             })
             .collect()
     }
@@ -198,6 +209,7 @@ fn match_at<'t>(
             last,
             bindings,
             guarded,
+            applied: false,
         })
     };
     if let Some(last) = matched
@@ -210,6 +222,50 @@ fn match_at<'t>(
         let last = matcher.matches_at(&rule.pattern.root, node, &mut bindings)?;
         found(last, bindings)
     })
+}
+
+/// The sites of `applied` (the shape the rule's action leaves) in the rule's scopes, as
+/// guarded matches: the patch already applied there.
+fn applied_sites<'t>(
+    rule: &CompiledRule,
+    applied: &crate::pattern::Pattern,
+    root: Node<'t>,
+    text: &str,
+    matcher: &Matcher<'_>,
+    cache: &scope::ScopeCache<'t>,
+) -> Vec<Found<'t>> {
+    let mut out = Vec::new();
+    let mut cursor = root.walk();
+    let mut stack = vec![root];
+    while let Some(node) = stack.pop() {
+        let children: Vec<Node<'t>> = node.named_children(&mut cursor).collect();
+        stack.extend(children.into_iter().rev());
+        // The shape alone first: cheap, and it fails almost everywhere.
+        if applied.root.kind().is_some_and(|k| k != node.kind())
+            || matcher
+                .matches_at(&applied.root, node, &mut Bindings::default())
+                .is_none()
+        {
+            continue;
+        }
+        let Ok(seeds) = scope::scope_bindings(rule, root, node, text, matcher, cache) else {
+            continue;
+        };
+        let site = seeds.into_iter().find_map(|mut bindings| {
+            let last = matcher.matches_at(&applied.root, node, &mut bindings)?;
+            Some((last, bindings))
+        });
+        if let Some((last, bindings)) = site {
+            out.push(Found {
+                node,
+                last,
+                bindings,
+                guarded: true,
+                applied: true,
+            });
+        }
+    }
+    out
 }
 
 /// The statements a match spans: `node` alone, or the run of siblings from `node` to `last`.

@@ -200,7 +200,8 @@ impl Engine<'_> {
                 .map(|edit| PlannedEdit { rule: id.0, edit });
             plan.edits.extend(edits);
         }
-        plan.report.status = status(rule, &plan.report.matches, failed);
+        let applied = matches.iter().any(|m| m.applied);
+        plan.report.status = status(rule, &plan.report.matches, failed, applied);
         plan
     }
 
@@ -327,7 +328,9 @@ fn missed_expect(
 }
 
 /// A rule's status in one step from its matches.
-fn status(rule: &CompiledRule, matches: &[MatchReport], failed: bool) -> RuleStatus {
+/// A rule's status from its matches; `applied`: some match is a site of the shape its action
+/// leaves (the patch already in place).
+fn status(rule: &CompiledRule, matches: &[MatchReport], failed: bool, applied: bool) -> RuleStatus {
     if failed {
         RuleStatus::Failed
     } else if matches.is_empty() {
@@ -338,7 +341,7 @@ fn status(rule: &CompiledRule, matches: &[MatchReport], failed: bool) -> RuleSta
         RuleStatus::Applied
     } else if matches.iter().any(|m| m.refused.is_some()) {
         RuleStatus::Refused
-    } else if matches.iter().all(|m| m.guarded) && !rule.guard_is_own_output {
+    } else if matches.iter().all(|m| m.guarded) && !rule.guard_is_own_output && !applied {
         RuleStatus::Guarded
     } else {
         RuleStatus::Redundant
