@@ -129,3 +129,41 @@ fn reports_keep_a_bounded_part_of_each_capture() {
     // 1 KiB and the ellipsis: the JSON is linear in the file, not quadratic (it was 400 MB).
     assert!(longest <= 1024 + '…'.len_utf8(), "{longest}");
 }
+
+#[test]
+fn stdin_without_a_file_name_says_which_rules_it_could_not_select() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(
+        dir.path().join("r.yaml"),
+        "id: scoped\nfiles: [\"**/m.py\"]\nmatch: \"f($X)\"\naction: {replace: \"g($X)\"}\nexpect: 1\n",
+    )
+    .unwrap();
+    let out =
+        crate::util::regraft_with_stdin(&["apply", "-r", "r.yaml", "-"], dir.path(), "f(1)\n");
+    assert!(
+        text(&out.stderr).contains("rules that select files by `files` did not run: scoped"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+#[test]
+fn a_stamp_ends_as_the_file_s_lines_do() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(dir.path().join("m.py"), "x = f(1, a=2)\r\ny = 2\r\n").unwrap();
+    fs::write(
+        dir.path().join("r.yaml"),
+        "id: r\nmatch: \"f($$$A)\"\naction: {remove_kwargs: [a]}\nexpect: 1\n",
+    )
+    .unwrap();
+    let out = regraft(&["apply", "-r", "r.yaml", "m.py", "--stamp"], dir.path());
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.ends_with("# patched by regraft: r\r\n"),
+        "{stdout:?}"
+    );
+    assert!(
+        !stdout.replace("\r\n", "").contains('\n'),
+        "every line ends in CRLF: {stdout:?}"
+    );
+}

@@ -70,6 +70,9 @@ pub(super) fn run(args: ApplyArgs, colors: Colors) -> Result<u8, Error> {
     let engine = Engine::new(&rules, &versions, args.rules.phase).with_modules(&modules);
     engine.check_versions_known()?;
     let plan = plan(&args)?;
+    if plan.stdin && args.stdin_filename.is_none() {
+        note_unselected(&rules);
+    }
     let outcomes = patch_all(&engine, &versions, &plan, &args);
     let exit = report_failures(&outcomes, &args, colors);
     if exit != 0 {
@@ -82,6 +85,23 @@ pub(super) fn run(args: ApplyArgs, colors: Colors) -> Result<u8, Error> {
         report_summaries(&outcomes, colors, args.write && !plan.stdin);
     }
     emit(&outcomes, &plan, &args)
+}
+
+/// Stdin has no path for `files` globs to select: says which rules therefore did not run.
+fn note_unselected(rules: &crate::compile::RuleSet) {
+    let skipped: Vec<&str> = rules
+        .rules
+        .iter()
+        .filter(|r| !r.rule.files.is_empty())
+        .map(|r| r.id())
+        .collect();
+    if !skipped.is_empty() {
+        err(format!(
+            "note: stdin has no path, so rules that select files by `files` did not run: {} \
+             (give --stdin-filename PATH)\n",
+            skipped.join(", ")
+        ));
+    }
 }
 
 /// Which files to read, and whether the result goes to stdout.

@@ -117,15 +117,22 @@ pub const STAMP_PREFIX: &str = "# patched by regraft:";
 /// `output` with one comment line at its end naming the rules applied and the versions known;
 /// it replaces an earlier stamp, and shifts no line of the file.
 pub fn stamp(output: &str, rules: &[&str], versions: &crate::versions::VersionEnv) -> String {
+    // The stamp line ends as the file's lines do: a CRLF file gets a CRLF line.
+    let newline = if output.contains("\r\n") {
+        "\r\n"
+    } else {
+        "\n"
+    };
     let mut body = output.to_string();
-    if let Some(last) = body.trim_end_matches('\n').rsplit('\n').next()
+    let trimmed = body.trim_end_matches(['\n', '\r']);
+    if let Some(last) = trimmed.rsplit('\n').next()
         && last.starts_with(STAMP_PREFIX)
     {
-        let cut = body.trim_end_matches('\n').len() - last.len();
+        let cut = trimmed.len() - last.len();
         body.truncate(cut);
     }
     if !body.is_empty() && !body.ends_with('\n') {
-        body.push('\n');
+        body.push_str(newline);
     }
     let versions: Vec<String> = versions.iter().map(|(p, v)| format!("{p}=={v}")).collect();
     let on = if versions.is_empty() {
@@ -133,6 +140,6 @@ pub fn stamp(output: &str, rules: &[&str], versions: &crate::versions::VersionEn
     } else {
         format!(" on {}", versions.join(", "))
     };
-    body.push_str(&format!("{STAMP_PREFIX} {}{on}\n", rules.join(", ")));
+    body.push_str(&format!("{STAMP_PREFIX} {}{on}{newline}", rules.join(", ")));
     body
 }
