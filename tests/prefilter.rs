@@ -121,6 +121,30 @@ fn benchmark_rules_give_the_same_reports_with_and_without_the_prefilter() {
 }
 
 #[test]
+fn a_rule_pack_finds_the_same_matches_from_anchor_ancestors_as_from_the_query() {
+    // Above a few rules per step, candidates come from each rule's anchor occurrences and
+    // their ancestors instead of the shared query; this pack (one rule per benchmark pattern
+    // that has an anchor, all in one step) compares that path with the unfiltered one.
+    let patterns = [
+        "$OUT = decoder_layer($$$ARGS)",
+        "decoder_layer($$$ARGS)",
+        "$OUT = layer($X, use_cache=$V)",
+        "self.norm($X)",
+        "x = layer(x, True)",
+        "@torch.compile($$$A)",
+        "def forward($$$P): $$$B",
+        "\"Builds it.\"",
+    ];
+    let yaml: Vec<String> = patterns
+        .iter()
+        .enumerate()
+        .map(|(i, p)| format!("id: p{i}\nmatch: '{p}'\nexpect: {{min: 0}}\n"))
+        .collect();
+    let rules = regraft::rules::load_yaml("pack.yaml", &yaml.join("---\n")).unwrap();
+    compare(&RuleSet::compile(rules).unwrap(), &[]);
+}
+
+#[test]
 fn every_action_gives_the_same_reports_with_and_without_the_prefilter() {
     let rules = regraft::rules::load_yaml(
         "every-action.yaml",

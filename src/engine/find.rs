@@ -14,6 +14,9 @@ use crate::pattern::query::ROOT_CAPTURE;
 use crate::prefilter::Hits;
 use crate::rules::model::Per;
 
+/// Above this many rules in a step, candidates come from anchor ancestors, not the shared query.
+const ANCHOR_WALK_ABOVE: usize = 4;
+
 /// One match of a rule.
 pub(crate) struct Found<'t> {
     /// The matched node (for a statement sequence, its first statement).
@@ -108,10 +111,71 @@ impl Engine<'_> {
         if !self.prefilter {
             return self.query_candidates(text, root, active, std::iter::once(0..text.len()));
         }
+        // Many rules at once: one query holding all their patterns starts a state per pattern
+        // at every node of a shared root kind, and costs more than the parse. Each rule's
+        // matches contain its anchor, so they are among the anchor's ancestors.
+        if active.len() > ANCHOR_WALK_ABOVE
+            && let Some(found) = self.anchor_candidates(text, hits, root, active)
+        {
+            return found;
+        }
         match self.anchored_ranges(text, hits, root, active) {
             Some(ranges) => self.query_candidates(text, root, active, ranges),
             None => self.walk_candidates(root, active),
         }
+    }
+
+    /// Each rule's candidates as the anchor occurrences' ancestors (and themselves) of a kind
+    /// the rule's pattern may be rooted at; `None` where a rule has no anchor, or matches a
+    /// statement sequence (found at its first statement, which need not hold the anchor).
+    fn anchor_candidates<'t>(
+        &self,
+        text: &str,
+        hits: Option<&Hits>,
+        root: Node<'t>,
+        active: &[RuleId],
+    ) -> Option<Vec<Vec<Node<'t>>>> {
+        let sequence = |id: &RuleId| {
+            matches!(
+                self.rules.rule(*id).pattern.root,
+                crate::pattern::PatNode::Seq(_)
+            )
+        };
+        if active.iter().any(sequence) {
+            return None;
+        }
+        let scanned;
+        let hits = match hits {
+            Some(hits) => hits,
+            None => {
+                scanned = self.rules.prefilter.scan(text);
+                &scanned
+            }
+        };
+        let indexes: Vec<usize> = active.iter().map(|id| id.0).collect();
+        let anchors = self.rules.prefilter.anchors(hits, &indexes)?;
+        let rooted = |node: Node<'_>, rule: usize| {
+            self.rules
+                .by_root_kind
+                .get(usize::from(node.kind_id()))
+                .is_some_and(|rules| rules.binary_search(&rule).is_ok())
+        };
+        let mut out = vec![Vec::new(); active.len()];
+        for (slot, (anchor, id)) in anchors.iter().zip(active).enumerate() {
+            let mut seen = HashSet::new();
+            for &offset in &anchor.offsets {
+                let Some(leaf) = root.descendant_for_byte_range(offset, offset) else {
+                    continue;
+                };
+                let chain = scope::ancestors(root, leaf).into_iter().chain([leaf]);
+                for node in chain {
+                    if rooted(node, id.0) && seen.insert(node.id()) {
+                        out[slot].push(node);
+                    }
+                }
+            }
+        }
+        Some(out)
     }
 
     /// One walk of the tree looking every node's kind up in the rule set, entering only nodes
