@@ -167,3 +167,22 @@ fn a_stamp_ends_as_the_file_s_lines_do() {
         "every line ends in CRLF: {stdout:?}"
     );
 }
+
+#[test]
+fn a_bare_metavariable_pattern_is_refused_up_front() {
+    let (code, stderr) = lint_rule_file(
+        "r.yaml",
+        b"id: r\nmatch: \"$X\"\naction: {delete: true}\nexpect: {min: 0}\n",
+    );
+    assert_eq!(code, Some(2));
+    assert!(
+        stderr.contains("a bare metavariable matches every node of every file"),
+        "{stderr}"
+    );
+    // With a kind it is a rule about that kind, and fine.
+    let (code, stderr) = lint_rule_file(
+        "r.yaml",
+        b"id: r\nmatch: \"$X\"\nwhere: {$X: {kind: call}}\naction: {delete: true}\nexpect: {min: 0}\n",
+    );
+    assert_eq!(code, Some(0), "{stderr}");
+}

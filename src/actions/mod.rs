@@ -184,15 +184,35 @@ impl<'t> Site<'_, 't> {
 }
 
 /// The statement holding `node`: the node itself or the ancestor that stands in a block.
-fn enclosing_statement(node: Node<'_>) -> Node<'_> {
-    let mut current = node;
-    while let Some(parent) = current.parent() {
-        if matches!(parent.kind(), "block" | "module") {
-            return current;
+/// Found by one descent from `root`: tree-sitter's `parent` searches from the root on every
+/// call, so climbing would cost the depth squared (cubic over deeply nested matches).
+fn enclosing_statement<'t>(root: Node<'t>, node: Node<'t>) -> Node<'t> {
+    let mut cursor = root.walk();
+    let mut statement = node;
+    while cursor.node() != node {
+        let current = cursor.node();
+        if cursor
+            .goto_first_child_for_byte(node.start_byte())
+            .is_none()
+        {
+            break;
         }
-        current = parent;
+        // Among the children from the one ending past the start, the one holding the node.
+        while !(cursor.node().start_byte() <= node.start_byte()
+            && node.end_byte() <= cursor.node().end_byte())
+        {
+            if !cursor.goto_next_sibling() {
+                return statement;
+            }
+        }
+        if cursor.node() == current {
+            break;
+        }
+        if matches!(current.kind(), "block" | "module") {
+            statement = cursor.node();
+        }
     }
-    current
+    statement
 }
 
 /// The statements of the block holding `statement`, and its position among them.

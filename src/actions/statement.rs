@@ -127,7 +127,7 @@ impl ActionUnit for Insert {
 /// the code already stands there.
 fn insert(template: &str, site: &Site<'_, '_>, before: bool) -> Option<Edit> {
     // A statement sequence is anchored on its first statement, or after its last.
-    let statement = enclosing_statement(if before { site.node } else { site.last });
+    let statement = enclosing_statement(site.root, if before { site.node } else { site.last });
     let indent = line_indent(site.source, statement.start_byte());
     let code = substitute(template, site.bindings, site.source, indent);
     let (siblings, at) = siblings_of(statement);
@@ -193,8 +193,8 @@ impl ActionUnit for Delete {
             (site.node, site.node)
         } else {
             (
-                enclosing_statement(site.node),
-                enclosing_statement(site.last),
+                enclosing_statement(site.root, site.node),
+                enclosing_statement(site.root, site.last),
             )
         };
         let (siblings, at) = siblings_of(first);
@@ -239,7 +239,12 @@ fn delete_lines(source: &str, node: Node<'_>, last: Node<'_>) -> Edit {
             text: String::new(),
         };
     }
-    let mut comments = inner_comments(node, last, source);
+    // Most statements hold no comment: skip the walk (nested matches would each walk it).
+    let mut comments = if source[range.clone()].contains('#') {
+        inner_comments(node, last, source)
+    } else {
+        Vec::new()
+    };
     if after.starts_with('#') {
         comments.push(after);
     }

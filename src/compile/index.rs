@@ -57,6 +57,14 @@ pub(super) fn by_root_kind(rules: &[CompiledRule]) -> Vec<Vec<usize>> {
                         by_kind[usize::from(id)].push(i);
                     }
                 }
+                PatNode::Var(Some(name)) | PatNode::Multi(Some(name))
+                    if let Some(kinds) = constrained_kinds(rule, name) =>
+                {
+                    // `where: {$X: {kind: ...}}` on a bare metavariable: only those kinds.
+                    for &id in kinds {
+                        by_kind[usize::from(id)].push(i);
+                    }
+                }
                 _ => {
                     for (id, rules) in by_kind.iter_mut().enumerate() {
                         if language.node_kind_is_named(id as u16) {
@@ -71,6 +79,14 @@ pub(super) fn by_root_kind(rules: &[CompiledRule]) -> Vec<Vec<usize>> {
         rules.dedup();
     }
     by_kind
+}
+
+/// The kinds `where` allows for the metavariable `name` of `rule`, if it says.
+fn constrained_kinds(rule: &CompiledRule, name: &str) -> Option<&'static [u16]> {
+    rule.constraints
+        .iter()
+        .find(|c| c.name == name)
+        .and_then(|c| c.kinds)
 }
 
 /// For each kind id, the rules rooted in some kind that may stand below it.

@@ -65,6 +65,7 @@ pub(super) fn compile_rule(rule: Rule) -> Result<CompiledRule, RuleError> {
     let bound = bound_names(&pattern, &loop_patterns, &class_scope, &function_scope);
     check_bound(&rule, &bound)?;
     let constraints = compile_constraints(&rule, &bound)?;
+    check_not_bare(&rule, &pattern, &constraints)?;
     let files = compile_globs(&rule)?;
     // Checked when the rule set's one query is built (compiling a query costs milliseconds).
     let query_source = to_query(&pattern.root);
@@ -261,6 +262,37 @@ fn wrong_target(rule: &Rule, needs: Needs) -> RuleError {
 
 /// `where`, compiled: each metavariable bound by the pattern or loop header, each kind one of
 /// tree-sitter-python's, each `has` a pattern.
+/// Refuses a `match` that is a bare metavariable without a `where` kind: it matches every node
+/// of every file, and the work of planning at every node grows with the file's depth (a
+/// 20,000-deep nesting never finished).
+fn check_not_bare(
+    rule: &Rule,
+    pattern: &Pattern,
+    constraints: &[CompiledConstraint],
+) -> Result<(), RuleError> {
+    use crate::pattern::PatNode;
+    let name = match &pattern.root {
+        PatNode::Var(name) | PatNode::Multi(name) => name.as_deref(),
+        _ => return Ok(()),
+    };
+    let kind_given =
+        name.is_some_and(|n| constraints.iter().any(|c| c.name == n && c.kinds.is_some()));
+    if kind_given {
+        return Ok(());
+    }
+    Err(RuleError::new(
+        RuleErrorKind::InvalidValue {
+            key: "match".into(),
+            reason: "a bare metavariable matches every node of every file".into(),
+        },
+        &rule.origin.file,
+        rule.patterns[0].span.clone(),
+    )
+    .with_help(
+        "give the pattern a shape (`$F($$$A)`), or constrain it: `where: {$X: {kind: call}}`",
+    ))
+}
+
 fn compile_constraints(rule: &Rule, bound: &[&str]) -> Result<Vec<CompiledConstraint>, RuleError> {
     let mut out = Vec::new();
     for (name, c) in &rule.constraints {
