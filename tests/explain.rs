@@ -46,3 +46,24 @@ fn with_in_shows_matches_bindings_and_near_misses() {
     );
     insta::assert_snapshot!(out);
 }
+
+#[test]
+fn explain_takes_a_rule_id_as_well_as_a_file() {
+    let root = crate::util::root();
+    let out = crate::util::regraft(&["explain", "layer-calls-positional"], root);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        crate::util::text(&out.stderr)
+    );
+    assert!(crate::util::text(&out.stdout).starts_with("rule layer-calls-positional\n"));
+    let typo = crate::util::regraft(&["explain", "layer-calls-positionl"], root);
+    assert_eq!(typo.status.code(), Some(2));
+    let words = crate::util::text(&typo.stderr).replace('│', " ");
+    let words = words.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        words.contains("did you mean `layer-calls-positional`?"),
+        "{words}"
+    );
+}

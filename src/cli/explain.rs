@@ -14,8 +14,11 @@ use crate::versions::VersionEnv;
 
 #[derive(Debug, Args)]
 pub(super) struct ExplainArgs {
-    /// The rule file to explain.
+    /// The rule file to explain, or the id of a rule in the rules `-r` names.
     rule_file: PathBuf,
+    /// Where to look a rule id up (repeatable); default `./rules`.
+    #[arg(short = 'r', long = "rules", value_name = "RULES")]
+    rules: Vec<PathBuf>,
     /// Show every match in FILE, with bindings, and the near misses with why they failed.
     #[arg(long = "in", value_name = "FILE")]
     in_file: Option<PathBuf>,
@@ -25,7 +28,34 @@ pub(super) struct ExplainArgs {
 }
 
 pub(super) fn run(args: ExplainArgs, colors: Colors) -> Result<u8, Error> {
-    let rules = load_rules(std::slice::from_ref(&args.rule_file))?;
+    let rules = if args.rule_file.exists() {
+        load_rules(std::slice::from_ref(&args.rule_file))?
+    } else {
+        // Not a file: a rule id, looked up in the rule folders.
+        let id = args.rule_file.to_string_lossy().into_owned();
+        let mut loaded = Vec::new();
+        for path in super::rule_paths(&args.rules) {
+            loaded.extend(crate::rules::load_path(&path).map_err(Error::Load)?);
+        }
+        let ids: Vec<String> = loaded.iter().map(|r| r.id.value.clone()).collect();
+        let Some(mut rule) = loaded.into_iter().find(|r| r.id.value == id) else {
+            let names: Vec<&str> = ids.iter().map(String::as_str).collect();
+            let hint = crate::rules::error::did_you_mean(&id, &names)
+                .map(|s| format!("; did you mean `{s}`?"))
+                .unwrap_or_default();
+            return Err(Error::Usage(format!(
+                "`{id}` is neither a rule file nor the id of a rule in {}{hint}",
+                super::rule_paths(&args.rules)
+                    .iter()
+                    .map(|p| p.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )));
+        };
+        // Alone, its `after` names rules that are not loaded: the order is not what is explained.
+        rule.after.clear();
+        crate::compile::RuleSet::compile(vec![rule])?
+    };
     let versions = VersionEnv::from_pairs(&args.with)?;
     let target = match &args.in_file {
         Some(path) => {
