@@ -186,3 +186,28 @@ fn a_bare_metavariable_pattern_is_refused_up_front() {
     );
     assert_eq!(code, Some(0), "{stderr}");
 }
+
+#[test]
+fn targets_are_capped_in_size_and_must_be_regular_files() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(dir.path().join("m.py"), "x = f(1, a=2)\n").unwrap();
+    fs::write(
+        dir.path().join("r.yaml"),
+        "id: r\nmatch: \"f($$$A)\"\naction: {remove_kwargs: [a]}\nexpect: {min: 0}\n",
+    )
+    .unwrap();
+    let capped = regraft(
+        &["apply", "-r", "r.yaml", "m.py", "--max-file-size", "5"],
+        dir.path(),
+    );
+    assert_eq!(capped.status.code(), Some(2));
+    assert!(text(&capped.stderr).contains("raise it with --max-file-size"));
+    let fine = regraft(
+        &["apply", "-r", "r.yaml", "m.py", "--max-file-size", "100"],
+        dir.path(),
+    );
+    assert_eq!(fine.status.code(), Some(0), "{}", text(&fine.stderr));
+    let device = regraft(&["apply", "-r", "r.yaml", "/dev/zero"], dir.path());
+    assert_eq!(device.status.code(), Some(2));
+    assert!(text(&device.stderr).contains("not a regular file"));
+}

@@ -34,6 +34,9 @@ pub(super) struct ApplyArgs {
     /// End each patched file with one comment line naming the rules and versions applied.
     #[arg(long)]
     stamp: bool,
+    /// Refuse targets larger than this many bytes (they are read whole).
+    #[arg(long, value_name = "BYTES", default_value_t = targets::MAX_FILE_BYTES)]
+    max_file_size: u64,
     /// The file name rules' `files` globs see when reading stdin.
     #[arg(long, value_name = "NAME")]
     stdin_filename: Option<String>,
@@ -151,7 +154,7 @@ fn patch_all(
             let original = if plan.stdin {
                 read_stdin(&file)
             } else {
-                targets::read(&file).map_err(Error::from)
+                targets::read_capped(&file, args.max_file_size).map_err(Error::from)
             };
             match original {
                 Ok(original) => patch_one(engine, versions, plan, args, file, original),
