@@ -210,10 +210,28 @@ fn enclosing_statement<'t>(root: Node<'t>, node: Node<'t>) -> Node<'t> {
         }
         if matches!(current.kind(), "block" | "module") {
             statement = cursor.node();
+            // Below a simple statement there is no block: it is the one (and the descent stops
+            // at the top of an expression, however deeply nested).
+            if !COMPOUND.contains(&statement.kind()) {
+                break;
+            }
         }
     }
     statement
 }
+
+/// The statements that hold blocks: below any other statement, no statement stands.
+const COMPOUND: &[&str] = &[
+    "if_statement",
+    "for_statement",
+    "while_statement",
+    "try_statement",
+    "with_statement",
+    "match_statement",
+    "function_definition",
+    "class_definition",
+    "decorated_definition",
+];
 
 /// The statements of the block holding `statement`, and its position among them.
 fn siblings_of(statement: Node<'_>) -> (Vec<Node<'_>>, usize) {
