@@ -460,3 +460,25 @@ fn write_then_check_passes_for_a_replace_rule_and_real_drift_still_fails() {
     let drift = regraft(&["apply", "-r", "r.yaml", "m.py", "--check"], dir.path());
     assert_eq!(drift.status.code(), Some(3));
 }
+
+#[test]
+fn diffs_are_coloured_when_colour_is_on_and_plain_otherwise() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("m.py"), "f(1, a=2)\n").unwrap();
+    std::fs::write(
+        dir.path().join("r.yaml"),
+        "id: r\nmatch: \"f($$$A)\"\naction: {remove_kwargs: [a]}\nexpect: 1\n",
+    )
+    .unwrap();
+    let coloured = regraft(
+        &[
+            "apply", "-r", "r.yaml", "m.py", "--diff", "--color", "always",
+        ],
+        dir.path(),
+    );
+    let stdout = text(&coloured.stdout);
+    assert!(stdout.contains("\u{1b}[31m-f(1, a=2)"), "{stdout:?}");
+    assert!(stdout.contains("\u{1b}[32m+f(1)"), "{stdout:?}");
+    let plain = regraft(&["apply", "-r", "r.yaml", "m.py", "--diff"], dir.path());
+    assert!(!text(&plain.stdout).contains('\u{1b}'));
+}

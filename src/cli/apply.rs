@@ -87,7 +87,7 @@ pub(super) fn run(args: ApplyArgs, colors: Colors) -> Result<u8, Error> {
     if args.format == Format::Human {
         report_summaries(&outcomes, colors, args.write && !plan.stdin);
     }
-    emit(&outcomes, &plan, &args)
+    emit(&outcomes, &plan, &args, colors)
 }
 
 /// Stdin has no path for `files` globs to select: says which rules therefore did not run.
@@ -317,7 +317,7 @@ fn diff_path(path: &std::path::Path) -> String {
 }
 
 /// Prints, diffs, writes or checks the changed files.
-fn emit(outcomes: &[Outcome], plan: &Plan, args: &ApplyArgs) -> Result<u8, Error> {
+fn emit(outcomes: &[Outcome], plan: &Plan, args: &ApplyArgs, colors: Colors) -> Result<u8, Error> {
     let changed: Vec<(&Outcome, &Patched)> = outcomes
         .iter()
         .filter_map(|o| o.result.as_ref().ok().map(|p| (o, p)))
@@ -331,6 +331,7 @@ fn emit(outcomes: &[Outcome], plan: &Plan, args: &ApplyArgs) -> Result<u8, Error
     } else if args.diff && args.format == Format::Human {
         for (o, p) in &changed {
             let diff = unified_diff(&diff_path(&o.file.path), &o.original, &p.output);
+            let diff = crate::report::color::paint_diff(&diff, colors.stdout);
             let _ = stdout.write_all(diff.as_bytes());
         }
     } else if args.write {

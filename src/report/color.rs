@@ -71,3 +71,21 @@ pub const REMOVED: Style = Style::new().fg_color(Some(anstyle::Color::Ansi(AnsiC
 pub const NOTE: Style = Style::new().fg_color(Some(anstyle::Color::Ansi(AnsiColor::Yellow)));
 /// Not applicable.
 pub const QUIET: Style = Style::new().effects(Effects::DIMMED);
+
+/// A unified diff with added lines green and removed ones red, where `palette` colours.
+pub fn paint_diff(diff: &str, palette: Palette) -> String {
+    if !palette.enabled() {
+        return diff.to_string();
+    }
+    diff.lines()
+        .map(|l| {
+            if l.starts_with('+') && !l.starts_with("+++") {
+                format!("{}\n", palette.paint(GOOD, l))
+            } else if l.starts_with('-') && !l.starts_with("---") {
+                format!("{}\n", palette.paint(REMOVED, l))
+            } else {
+                format!("{l}\n")
+            }
+        })
+        .collect()
+}
