@@ -270,7 +270,7 @@ impl NativeRules {
         versions: Vec<(String, String)>,
         phase: Option<&str>,
         context: ContextArg,
-    ) -> PyResult<(String, Vec<PyErr>)> {
+    ) -> PyResult<(String, Vec<PyErr>, String)> {
         let result = py.detach(|| {
             let (source_context, modules, module, unit) = context;
             let context = (source_context.as_deref(), modules, module.as_deref());
@@ -285,7 +285,10 @@ impl NativeRules {
             .into_iter()
             .map(|w| to_py_err(py, &Error::from(w)))
             .collect();
-        Ok((patched.output, warnings))
+        // The per-rule reports too, as `check` gives them: a caller that patches and wants to
+        // know what changed needs one run, not two.
+        let json = serde_json::to_string(&patched.rules).expect("reports serialize");
+        Ok((patched.output, warnings, json))
     }
 
     /// Runs every rule on `source` without failing on the first error: returns the per-rule

@@ -148,6 +148,23 @@ def _match(raw: Mapping) -> Match:
     )
 
 
+def _report(raw: str, errors: Mapping[str, RegraftError]) -> CheckReport:
+    """The native per-rule reports (JSON) as a :class:`CheckReport`."""
+    return CheckReport(
+        [
+            RuleCheck(
+                rule=r["rule"],
+                phase=r["phase"],
+                status=r["status"],
+                matches=[_match(m) for m in r["matches"]],
+                reason=r.get("reason"),
+                error=errors.get(r["rule"]),
+            )
+            for r in json.loads(raw)
+        ]
+    )
+
+
 class Rules:
     """A compiled set of regraft rules, loaded once and applied to any number of sources."""
 
@@ -237,17 +254,23 @@ class Rules:
         if on_error not in ("raise", "warn"):
             raise ValueError(f"on_error must be 'raise' or 'warn', not {on_error!r}")
         try:
-            output, drift = self._native.apply(
-                *self._request(source, filename, versions, phase, context, module, _unit)
-            )
+            output, _ = self._apply_reporting(source, filename, versions, phase, context, module, _unit)
         except RegraftError as error:
             if on_error == "raise":
                 raise
             warnings.warn(str(error), RuntimeWarning, stacklevel=2)
             return source
-        for warning in drift:
-            warnings.warn(str(warning), RuntimeWarning, stacklevel=2)
         return output
+
+    def _apply_reporting(self, source, filename, versions, phase, context, module, unit) -> tuple:
+        """The patched text and what each rule did, from one run; `on_miss: warn` drift is
+        warned about, failures raise."""
+        output, drift, raw = self._native.apply(
+            *self._request(source, filename, versions, phase, context, module, unit)
+        )
+        for warning in drift:
+            warnings.warn(str(warning), RuntimeWarning, stacklevel=3)
+        return output, _report(raw, {})
 
     def check(
         self,
@@ -268,19 +291,7 @@ class Rules:
         raw, errors = self._native.check(
             *self._request(source, filename, versions, phase, context, module, _unit)
         )
-        return CheckReport(
-            [
-                RuleCheck(
-                    rule=r["rule"],
-                    phase=r["phase"],
-                    status=r["status"],
-                    matches=[_match(m) for m in r["matches"]],
-                    reason=r.get("reason"),
-                    error=errors.get(r["rule"]),
-                )
-                for r in json.loads(raw)
-            ]
-        )
+        return _report(raw, errors)
 
     def __repr__(self) -> str:
         return f"Rules({', '.join(self.ids)})"

@@ -42,7 +42,7 @@ class NativeRules:
         versions: List[Tuple[str, str]],
         phase: Optional[str],
         context: Optional[str],
-    ) -> Tuple[str, List[RegraftError]]: ...
+    ) -> Tuple[str, List[RegraftError], str]: ...
     def check(
         self,
         source: str,

@@ -200,9 +200,8 @@ def _patch(obj: Any, rules: Any, phase: Optional[str], versions: Optional[Mappin
 
         versions = installed_versions(rules.packages)
     unit = path.split(".")[0]
-    kwargs = dict(filename=filename, versions=versions, phase=phase, context=module_source, _unit=unit)
-    report = rules.check(padded, **kwargs)
-    output = rules.apply(padded, **kwargs)
+    # One run gives both the text and what each rule did.
+    output, report = rules._apply_reporting(padded, filename, versions, phase, module_source, None, unit)
     tree = ast.parse(output)
     node = _find(tree, path.split("."))
     if node is None:
