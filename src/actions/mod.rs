@@ -184,38 +184,19 @@ impl<'t> Site<'_, 't> {
 }
 
 /// The statement holding `node`: the node itself or the ancestor that stands in a block.
-/// Found by one descent from `root`: tree-sitter's `parent` searches from the root on every
-/// call, so climbing would cost the depth squared (cubic over deeply nested matches).
 fn enclosing_statement<'t>(root: Node<'t>, node: Node<'t>) -> Node<'t> {
-    let mut cursor = root.walk();
     let mut statement = node;
-    while cursor.node() != node {
-        let current = cursor.node();
-        if cursor
-            .goto_first_child_for_byte(node.start_byte())
-            .is_none()
-        {
-            break;
-        }
-        // Among the children from the one ending past the start, the one holding the node.
-        while !(cursor.node().start_byte() <= node.start_byte()
-            && node.end_byte() <= cursor.node().end_byte())
-        {
-            if !cursor.goto_next_sibling() {
-                return statement;
-            }
-        }
-        if cursor.node() == current {
-            break;
-        }
-        if matches!(current.kind(), "block" | "module") {
-            statement = cursor.node();
+    let mut in_block = false;
+    for n in crate::python::descent(root, node).chain([node]) {
+        if in_block {
+            statement = n;
             // Below a simple statement there is no block: it is the one (and the descent stops
             // at the top of an expression, however deeply nested).
-            if !COMPOUND.contains(&statement.kind()) {
+            if !COMPOUND.contains(&n.kind()) {
                 break;
             }
         }
+        in_block = matches!(n.kind(), "block" | "module");
     }
     statement
 }

@@ -26,30 +26,7 @@ pub enum ScopeMiss {
 /// The ancestors of `node`, innermost first, found by descending from `root`: tree-sitter's
 /// `Node::parent` searches from the root on every call, so a walk up would be quadratic.
 pub fn ancestors<'t>(root: Node<'t>, node: Node<'t>) -> Vec<Node<'t>> {
-    let mut out = Vec::new();
-    let mut cursor = root.walk();
-    while cursor.node() != node {
-        let current = cursor.node();
-        out.push(current);
-        let found = cursor
-            .goto_first_child_for_byte(node.start_byte())
-            .is_some()
-            && {
-                // Among children ending past the start, step to the one that holds the node.
-                loop {
-                    let c = cursor.node();
-                    if c.start_byte() <= node.start_byte() && node.end_byte() <= c.end_byte() {
-                        break true;
-                    }
-                    if !cursor.goto_next_sibling() {
-                        break false;
-                    }
-                }
-            };
-        if !found || cursor.node() == current {
-            break;
-        }
-    }
+    let mut out: Vec<Node<'t>> = crate::python::descent(root, node).collect();
     out.reverse();
     out
 }

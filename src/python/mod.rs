@@ -206,6 +206,35 @@ pub fn significant_children<'t>(node: Node<'t>) -> Vec<Node<'t>> {
         .collect()
 }
 
+/// The nodes from `root` down towards `node`, outermost first, `node` itself left out: one
+/// descent, where climbing with tree-sitter's `Node::parent` (which searches from the root on
+/// every call) would cost the depth squared. Callers that need only the top part stop early.
+pub fn descent<'t>(root: Node<'t>, node: Node<'t>) -> impl Iterator<Item = Node<'t>> {
+    let mut cursor = root.walk();
+    let mut done = false;
+    std::iter::from_fn(move || {
+        if done || cursor.node() == node {
+            return None;
+        }
+        let current = cursor.node();
+        // Among the children from the one ending past the start, the one holding the node.
+        let found = cursor
+            .goto_first_child_for_byte(node.start_byte())
+            .is_some()
+            && loop {
+                let c = cursor.node();
+                if c.start_byte() <= node.start_byte() && node.end_byte() <= c.end_byte() {
+                    break true;
+                }
+                if !cursor.goto_next_sibling() {
+                    break false;
+                }
+            };
+        done = !found || cursor.node() == current;
+        Some(current)
+    })
+}
+
 /// The name of a class or function definition.
 pub fn definition_name<'s>(node: Node<'_>, text: &'s str) -> Option<&'s str> {
     node.child_by_field_name("name")
