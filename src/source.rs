@@ -72,6 +72,36 @@ impl FileError {
         }
     }
 
+    /// Reads the file at `path`, refusing before reading one that is not a regular file
+    /// (`/dev/zero`, a FIFO: endless or blocking) or holds more than `max` bytes. `what` names
+    /// the file in the refusal ("rule file", "target"); `hint` says how to raise the cap.
+    pub fn read_regular(
+        path: &std::path::Path,
+        max: u64,
+        what: &str,
+        hint: &str,
+    ) -> Result<Vec<u8>, Self> {
+        let meta = std::fs::metadata(path).map_err(|e| Self::io(path, e))?;
+        let refuse = |why: String| {
+            Self::io(
+                path,
+                std::io::Error::new(std::io::ErrorKind::InvalidInput, why),
+            )
+        };
+        if !meta.is_file() {
+            return Err(refuse(format!(
+                "not a regular file; a {what} is read from a file"
+            )));
+        }
+        if meta.len() > max {
+            return Err(refuse(format!(
+                "{} bytes, more than the {max} a {what} may hold{hint}",
+                meta.len()
+            )));
+        }
+        std::fs::read(path).map_err(|e| Self::io(path, e))
+    }
+
     /// A failure walking the folder `path`.
     pub fn walk(path: &std::path::Path, reason: impl std::fmt::Display) -> Self {
         FileError::Walk {

@@ -144,24 +144,11 @@ pub fn read(file: &TargetFile) -> Result<String, TargetError> {
 /// Reads a target file as UTF-8, refusing before reading one that is not a regular file
 /// (`/dev/zero`, a FIFO) or is larger than `max` bytes.
 pub fn read_capped(file: &TargetFile, max: u64) -> Result<String, TargetError> {
-    let meta = fs::metadata(&file.path).map_err(|e| io(&file.path, e))?;
-    let refuse = |why: String| {
-        io(
-            &file.path,
-            std::io::Error::new(std::io::ErrorKind::InvalidInput, why),
-        )
-    };
-    if !meta.is_file() {
-        return Err(refuse(
-            "not a regular file; targets are read from files".into(),
-        ));
-    }
-    if meta.len() > max {
-        return Err(refuse(format!(
-            "{} bytes, more than the {max} a target may hold (raise it with --max-file-size)",
-            meta.len()
-        )));
-    }
-    let bytes = fs::read(&file.path).map_err(|e| io(&file.path, e))?;
+    let bytes = FileError::read_regular(
+        &file.path,
+        max,
+        "target",
+        " (raise it with --max-file-size)",
+    )?;
     decode(&file.display, bytes)
 }

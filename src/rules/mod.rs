@@ -112,32 +112,13 @@ pub fn rule_files(path: &Path) -> Result<Vec<PathBuf>, LoadError> {
     Ok(files)
 }
 
-/// Loads the rules of one file.
 /// The largest rule file read (a pack of thousands of rules is a few MiB); a bigger one, or
 /// one that is not a regular file (`/dev/zero`, a FIFO), is refused before it is read.
 pub const MAX_RULE_FILE_BYTES: u64 = 16 << 20;
 
+/// Loads the rules of one file.
 pub fn load_file(path: &Path) -> Result<Vec<Rule>, LoadError> {
-    let meta = fs::metadata(path).map_err(|e| FileError::io(path, e))?;
-    let refuse = |why: String| {
-        LoadError::from(FileError::io(
-            path,
-            std::io::Error::new(std::io::ErrorKind::InvalidInput, why),
-        ))
-    };
-    if !meta.is_file() {
-        return Err(refuse(
-            "not a regular file; rules are read from files".into(),
-        ));
-    }
-    if meta.len() > MAX_RULE_FILE_BYTES {
-        return Err(refuse(format!(
-            "{} bytes, more than the {} MiB a rule file may hold",
-            meta.len(),
-            MAX_RULE_FILE_BYTES >> 20
-        )));
-    }
-    let bytes = fs::read(path).map_err(|e| FileError::io(path, e))?;
+    let bytes = FileError::read_regular(path, MAX_RULE_FILE_BYTES, "rule file", "")?;
     let name = path.display().to_string();
     let syntax = Syntax::of(path).unwrap_or(Syntax::Yaml);
     Ok(load_bytes(&name, &bytes, syntax)?)
