@@ -13,7 +13,7 @@ use super::{
 };
 use crate::edit::Edit;
 use crate::rules::action::{ActionSpec, Arg, ArgReader, CHECK};
-use crate::rules::convert::is_identifier;
+use crate::rules::convert::{SIGNATURE_NAME, is_signature_name};
 use crate::rules::error::RuleError;
 use crate::rules::model::{SignatureProbe, Snippet, Spanned};
 
@@ -33,13 +33,8 @@ impl ActionSpec for Check {
         let mut fields = Vec::new();
         let key = |k: &str| Spanned::new(k.to_string(), 0..0);
         if let Some(sig) = args.field("binds_as_named") {
-            let name = sig.string()?;
-            if !name
-                .value
-                .split('.')
-                .all(|p| is_identifier(p.strip_prefix('$').unwrap_or(p)))
-            {
-                return Err(sig.invalid("write `Class.method` or `function`"));
+            if !is_signature_name(&sig.string()?.value) {
+                return Err(sig.invalid(SIGNATURE_NAME));
             }
             fields.push((key("binds_as_named"), sig.text()?));
         }
@@ -62,7 +57,11 @@ impl ActionSpec for Check {
                 "`signature`",
                 "a mapping with `of`",
             )?;
-            let mut entries = vec![(key("of"), signature.require("of", "`signature`")?.text()?)];
+            let of = signature.require("of", "`signature`")?;
+            if !is_signature_name(&of.string()?.value) {
+                return Err(of.invalid(SIGNATURE_NAME));
+            }
+            let mut entries = vec![(key("of"), of.text()?)];
             for k in ["has", "lacks", "order"] {
                 if let Some(names) = signature.field(k) {
                     let names = names

@@ -11,7 +11,7 @@ use super::{
 };
 use crate::edit::Edit;
 use crate::rules::action::{ActionSpec, Arg, ArgReader};
-use crate::rules::convert::is_identifier;
+use crate::rules::convert::{SIGNATURE_NAME, is_signature_name};
 use crate::rules::error::{RuleError, did_you_mean};
 use crate::rules::model::{Snippet, Spanned};
 
@@ -34,13 +34,8 @@ impl ActionSpec for KwargsToPositional {
         )?;
         let signature = args.require("signature", within)?;
         let name = signature.string()?;
-        // A part may be a metavariable (`$CLS.forward`): the class the match bound.
-        let part_ok = |p: &str| is_identifier(p.strip_prefix('$').unwrap_or(p));
-        let valid = name.value.split('.').count() <= 2 && name.value.split('.').all(part_ok);
-        if !valid {
-            return Err(signature.invalid(
-                "write `Class.method` or `function`, where a part may be a metavariable (`$CLS.forward`)",
-            ));
+        if !is_signature_name(&name.value) {
+            return Err(signature.invalid(SIGNATURE_NAME));
         }
         let mut fields = vec![(Spanned::new("signature".into(), 0..0), signature.text()?)];
         if let Some(keep) = args.field("keep_keyword") {

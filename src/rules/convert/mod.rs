@@ -447,6 +447,18 @@ pub fn is_package_name(s: &str) -> bool {
         && s.chars().all(|c| alnum(c) || matches!(c, '.' | '_' | '-'))
 }
 
+/// Whether `s` names a callee for a signature lookup: `Class.method` or `function`, where a
+/// part may be a metavariable the match bound (`$CLS.forward`).
+pub fn is_signature_name(s: &str) -> bool {
+    s.split('.').count() <= 2
+        && s.split('.')
+            .all(|p| is_identifier(p.strip_prefix('$').unwrap_or(p)))
+}
+
+/// What to write where `is_signature_name` does not hold.
+pub const SIGNATURE_NAME: &str =
+    "write `Class.method` or `function`, where a part may be a metavariable (`$CLS.forward`)";
+
 /// Whether `s` is a Python identifier (ASCII subset plus any non-ASCII letters).
 pub fn is_identifier(s: &str) -> bool {
     let mut chars = s.chars();

@@ -3,7 +3,7 @@
 use serde_yaml::Value;
 
 use super::{Cx, key_path};
-use crate::rules::convert::is_identifier;
+use crate::rules::convert::{SIGNATURE_NAME, is_identifier, is_signature_name};
 use crate::rules::error::RuleError;
 use crate::rules::model::{Per, SignatureProbe, Spanned, When};
 use crate::rules::spans::Seg;
@@ -80,13 +80,8 @@ impl Cx<'_> {
         };
         let of_path = key_path(p, "of");
         let of = self.string(&of_path, "of", of_value)?;
-        let part_ok = |part: &str| is_identifier(part.strip_prefix('$').unwrap_or(part));
-        if of.value.split('.').count() > 2 || !of.value.split('.').all(part_ok) {
-            return Err(self.invalid(
-                &of_path,
-                "of",
-                "write `Class.method` or `function`, where a part may be a metavariable (`$CLS.forward`)",
-            ));
+        if !is_signature_name(&of.value) {
+            return Err(self.invalid(&of_path, "of", SIGNATURE_NAME));
         }
         let names = |k: &str| -> Result<Vec<Spanned<String>>, RuleError> {
             let Some(v) = m.get(k) else {
