@@ -67,3 +67,42 @@ fn explain_takes_a_rule_id_as_well_as_a_file() {
         "{words}"
     );
 }
+
+#[test]
+fn explain_shows_every_key_that_decides_where_a_rule_runs() {
+    let root = crate::util::root();
+    // The file's first rule runs `after` a rule in another file: explained all the same.
+    let out = crate::util::regraft(&["explain", "rules/layer-checkpointing.yaml"], root);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        crate::util::text(&out.stderr)
+    );
+    let text = crate::util::text(&out.stdout);
+    for line in [
+        "  retired in:  transformers >=4.52 (fixed upstream)\n",
+        "  group:       checkpointing-branch\n",
+        "  when:        the file has `supports_gradient_checkpointing = True`\n",
+        "  class binds: $LIST $CLS $A $I $R\n",
+        "  where:       $CLS matches /(Decoder|Encoder)Layer$/\n",
+    ] {
+        assert!(text.contains(line), "{line}{text}");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("r.yaml"),
+        "id: r\nfamily: fix\nordered: true\nmatch: \"f(a=$A)\"\nwhen: {scope: class, lacks: \"g()\", signature: {of: f, has: [a]}}\naction: {replace: \"f($A)\"}\nexpect: 1\n",
+    )
+    .unwrap();
+    let out = crate::util::regraft(&["explain", "r.yaml"], dir.path());
+    let text = crate::util::text(&out.stdout);
+    for line in [
+        "  family:      fix\n",
+        "  ordered:     keyword order matters\n",
+        "  when:        the enclosing class lacks `g()`\n",
+        "  when:        `f` takes a\n",
+    ] {
+        assert!(text.contains(line), "{line}{text}");
+    }
+}

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::{Colors, load_rules, out};
+use super::{Colors, load_rules, out, rule_paths};
 use crate::engine::{Engine, Target, describe_scope};
 use crate::error::Error;
 use crate::report::explain::{explain_rule, explanation};
@@ -27,35 +27,49 @@ pub(super) struct ExplainArgs {
     with: Vec<String>,
 }
 
-pub(super) fn run(args: ExplainArgs, colors: Colors) -> Result<u8, Error> {
-    let rules = if args.rule_file.exists() {
-        load_rules(std::slice::from_ref(&args.rule_file))?
+/// The rules to explain: those of the rule file, or the one rule of that id in the `-r`
+/// folders. An `after` naming a rule not among them is dropped: the order is not what is
+/// explained, and the rule it names may live in another file.
+fn explained_rules(args: &ExplainArgs) -> Result<crate::compile::RuleSet, Error> {
+    let load = |path: &std::path::Path| crate::rules::load_path(path).map_err(Error::Load);
+    let mut rules = if args.rule_file.exists() {
+        load(&args.rule_file)?
     } else {
         // Not a file: a rule id, looked up in the rule folders.
         let id = args.rule_file.to_string_lossy().into_owned();
         let mut loaded = Vec::new();
-        for path in super::rule_paths(&args.rules) {
-            loaded.extend(crate::rules::load_path(&path).map_err(Error::Load)?);
+        for path in rule_paths(&args.rules) {
+            loaded.extend(load(&path)?);
         }
         let ids: Vec<String> = loaded.iter().map(|r| r.id.value.clone()).collect();
-        let Some(mut rule) = loaded.into_iter().find(|r| r.id.value == id) else {
+        let Some(rule) = loaded.into_iter().find(|r| r.id.value == id) else {
             let names: Vec<&str> = ids.iter().map(String::as_str).collect();
             let hint = crate::rules::error::did_you_mean(&id, &names)
                 .map(|s| format!("; did you mean `{s}`?"))
                 .unwrap_or_default();
             return Err(Error::Usage(format!(
                 "`{id}` is neither a rule file nor the id of a rule in {}{hint}",
-                super::rule_paths(&args.rules)
+                rule_paths(&args.rules)
                     .iter()
                     .map(|p| p.display().to_string())
                     .collect::<Vec<_>>()
                     .join(", ")
             )));
         };
-        // Alone, its `after` names rules that are not loaded: the order is not what is explained.
-        rule.after.clear();
-        crate::compile::RuleSet::compile(vec![rule])?
+        vec![rule]
     };
+    let ids: Vec<String> = rules.iter().map(|r| r.id.value.clone()).collect();
+    for rule in &mut rules {
+        rule.after.retain(|a| ids.contains(&a.value));
+    }
+    if rules.is_empty() {
+        return load_rules(std::slice::from_ref(&args.rule_file));
+    }
+    Ok(crate::compile::RuleSet::compile(rules)?)
+}
+
+pub(super) fn run(args: ExplainArgs, colors: Colors) -> Result<u8, Error> {
+    let rules = explained_rules(&args)?;
     let versions = VersionEnv::from_pairs(&args.with)?;
     let target = match &args.in_file {
         Some(path) => {

@@ -13,16 +13,7 @@ pub fn explain_rule(rule: &crate::compile::CompiledRule, scope: &str) -> String 
         let _ = writeln!(out, "  description: {d}");
     }
     let _ = writeln!(out, "  phase:       {}", r.phase);
-    let requires = if r.requires.is_empty() {
-        "any version".to_string()
-    } else {
-        r.requires
-            .iter()
-            .map(|q| format!("{} {}", q.package.value, q.specifiers.value))
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
-    let _ = writeln!(out, "  requires:    {requires}");
+    out.push_str(&gates(r));
     let files = if r.files.is_empty() {
         "every file".to_string()
     } else {
@@ -34,17 +25,7 @@ pub fn explain_rule(rule: &crate::compile::CompiledRule, scope: &str) -> String 
     };
     let _ = writeln!(out, "  files:       {files}");
     let _ = writeln!(out, "  scope:       {scope}");
-    let vars = |names: &[String]| {
-        names
-            .iter()
-            .map(|n| format!("${n}"))
-            .collect::<Vec<_>>()
-            .join(" ")
-    };
-    for l in &rule.loop_patterns {
-        let _ = writeln!(out, "  loop binds:  {}", vars(&l.metavars));
-    }
-    let _ = writeln!(out, "  match binds: {}", vars(&rule.pattern.metavars));
+    out.push_str(&binds(rule));
     let action = crate::actions::unit(&r.action).explain(&r.action.args);
     let _ = writeln!(out, "  action:      {action}");
     let expect = r
@@ -59,6 +40,76 @@ pub fn explain_rule(rule: &crate::compile::CompiledRule, scope: &str) -> String 
         rule.pattern.literals.join(", ")
     };
     let _ = writeln!(out, "  literals:    {literals}");
+    out
+}
+
+/// The version gates and groupings: `requires`, `fixed_upstream`, `group`, `family`.
+fn gates(r: &crate::rules::model::Rule) -> String {
+    use std::fmt::Write;
+    let mut out = String::new();
+    let listed = |list: &[crate::rules::model::Requirement]| {
+        list.iter()
+            .map(|q| format!("{} {}", q.package.value, q.specifiers.value))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let requires = if r.requires.is_empty() {
+        "any version".to_string()
+    } else {
+        listed(&r.requires)
+    };
+    let _ = writeln!(out, "  requires:    {requires}");
+    if !r.fixed_upstream.is_empty() {
+        let _ = writeln!(
+            out,
+            "  retired in:  {} (fixed upstream)",
+            listed(&r.fixed_upstream)
+        );
+    }
+    for (key, name) in [("group", &r.group), ("family", &r.family)] {
+        if let Some(name) = name {
+            let _ = writeln!(
+                out,
+                "  {key}:{:width$}{}",
+                "",
+                name.value,
+                width = 12 - key.len()
+            );
+        }
+    }
+    out
+}
+
+/// What each pattern of the rule binds: the scope predicates, the loop header, the match.
+fn binds(rule: &crate::compile::CompiledRule) -> String {
+    use std::fmt::Write;
+    let mut out = String::new();
+    let vars = |names: &[String]| {
+        names
+            .iter()
+            .map(|n| format!("${n}"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    for (key, has) in [
+        ("class", &rule.class_scope.has),
+        ("function", &rule.function_scope.has),
+    ] {
+        if let Some(p) = has {
+            let _ = writeln!(out, "  {key} binds: {}", vars(&p.metavars));
+        }
+    }
+    // Loop alternatives that bind the same names are one line.
+    let mut loops: Vec<String> = rule
+        .loop_patterns
+        .iter()
+        .map(|l| vars(&l.metavars))
+        .collect();
+    loops.dedup();
+    for l in loops {
+        let _ = writeln!(out, "  loop binds:  {l}");
+    }
+    let _ = writeln!(out, "  match binds: {}", vars(&rule.pattern.metavars));
     out
 }
 
@@ -102,6 +153,57 @@ pub fn explanation(path: &str, explanation: &Explanation, palette: Palette) -> S
 }
 
 /// The `where` conditions and the non-default failure policies of a rule, a line each.
+/// The `when` probes, one line each.
+fn when(w: &crate::rules::model::When) -> String {
+    use std::fmt::Write;
+    let mut out = String::new();
+    let place = match w.scope {
+        Some(per) => format!("the enclosing {}", per.name()),
+        None => "the file".to_string(),
+    };
+    if let Some(p) = &w.has {
+        let _ = writeln!(out, "  when:        {place} has `{}`", p.text.trim());
+    }
+    if let Some(p) = &w.lacks {
+        let _ = writeln!(out, "  when:        {place} lacks `{}`", p.text.trim());
+    }
+    if let Some(t) = &w.contains {
+        let _ = writeln!(out, "  when:        the file contains `{}`", t.value);
+    }
+    if let Some(t) = &w.lacks_text {
+        let _ = writeln!(
+            out,
+            "  when:        the file does not contain `{}`",
+            t.value
+        );
+    }
+    if let Some(sig) = &w.signature {
+        let names = |l: &[crate::rules::model::Spanned<String>]| {
+            l.iter()
+                .map(|n| n.value.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let mut parts = Vec::new();
+        for (what, list) in [
+            ("takes", &sig.has),
+            ("lacks", &sig.lacks),
+            ("takes in order", &sig.order),
+        ] {
+            if !list.is_empty() {
+                parts.push(format!("{what} {}", names(list)));
+            }
+        }
+        let _ = writeln!(
+            out,
+            "  when:        `{}` {}",
+            sig.of.value,
+            parts.join("; ")
+        );
+    }
+    out
+}
+
 fn conditions(r: &crate::rules::model::Rule) -> String {
     use std::fmt::Write;
     let mut out = String::new();
@@ -120,6 +222,10 @@ fn conditions(r: &crate::rules::model::Rule) -> String {
             parts.push(format!("has `{}`", has.text.trim()));
         }
         let _ = writeln!(out, "  where:       ${} {}", name.value, parts.join(", "));
+    }
+    out.push_str(&when(&r.when));
+    if r.ordered {
+        let _ = writeln!(out, "  ordered:     keyword order matters");
     }
     for (key, policy) in [("on miss", r.on_miss), ("on refuse", r.on_refuse)] {
         if policy != crate::rules::model::Policy::Error {
