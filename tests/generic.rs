@@ -4,9 +4,7 @@
 
 use std::fs;
 
-use regraft::rules::{load_dsl, load_yaml, write};
-
-use crate::util::{patch, regraft, render, rules, snapshots, text, versions};
+use crate::util::{patch, regraft, render, round_trip, rules, snapshots, text, versions};
 
 /// A layer-call rule that names no class: the class is whatever the `ModuleList` holds.
 const GENERIC: &str = r#"id: layers-positional
@@ -95,15 +93,7 @@ fn a_binding_that_is_no_name_is_refused_precisely() {
 
 #[test]
 fn loop_alternatives_round_trip_through_both_syntaxes() {
-    let loaded = load_yaml("r.yaml", GENERIC).unwrap();
-    assert_eq!(loaded[0].inside.loop_header.len(), 2);
-    let with_comments: Vec<_> = loaded.iter().map(|r| (r.clone(), String::new())).collect();
-    let dsl = write::to_dsl(&with_comments);
-    assert_eq!(load_dsl("r.graft", &dsl).unwrap(), loaded, "{dsl}");
-    assert_eq!(
-        load_yaml("r.yaml", &write::to_yaml(&with_comments)).unwrap(),
-        loaded
-    );
+    assert_eq!(round_trip(GENERIC).rules[0].inside.loop_header.len(), 2);
     let empty = GENERIC.replace(
         "    any:\n      - \"for $LAYER in self.$LIST\"\n      - \"for $_, $LAYER in enumerate(self.$LIST)\"\n",
         "    any: []\n",
@@ -205,17 +195,7 @@ fn match_alternatives_are_tried_in_order_and_share_what_all_bind() {
         out.output,
         "a = torch.cat([x, y], dim=1).contiguous()\nb = torch.cat([x, y], dim=-1).contiguous()\nc = torch.cat((x, y), dim=0).contiguous()\nd = torch.stack([x, y], dim=1)\n"
     );
-    let loaded = load_yaml("r.yaml", ANY).unwrap();
-    assert_eq!(loaded[0].patterns.len(), 3);
-    let with_comments: Vec<_> = loaded.iter().map(|r| (r.clone(), String::new())).collect();
-    assert_eq!(
-        load_dsl("r.graft", &write::to_dsl(&with_comments)).unwrap(),
-        loaded
-    );
-    assert_eq!(
-        load_yaml("r.yaml", &write::to_yaml(&with_comments)).unwrap(),
-        loaded
-    );
+    assert_eq!(round_trip(ANY).rules[0].patterns.len(), 3);
 }
 
 #[test]
@@ -244,13 +224,7 @@ fn ordered_patterns_match_keywords_only_in_their_order() {
     assert_eq!(unordered.output, "g(1, 2)\ng(4, 3)\n");
     let ordered = patch(&rules(&rule("true")), &versions(&[]), "m.py", source).unwrap();
     assert_eq!(ordered.output, "g(1, 2)\nf(b=3, a=4)\n");
-    let loaded = load_yaml("r.yaml", &rule("true")).unwrap();
-    assert!(loaded[0].ordered);
-    let with_comments: Vec<_> = loaded.iter().map(|r| (r.clone(), String::new())).collect();
-    assert_eq!(
-        load_dsl("r.graft", &write::to_dsl(&with_comments)).unwrap(),
-        loaded
-    );
+    assert!(round_trip(&rule("true")).rules[0].ordered);
     assert!(crate::util::rule_error(&rule("yes please")).contains("true or false"));
 }
 
@@ -328,16 +302,7 @@ fn signature_and_scoped_probes_decide_per_site() {
     let report = &out.rules[0];
     assert_eq!(report.matches.len(), 2, "A and B match; C is out of scope");
     assert!(report.matches[1].guarded);
-    let loaded = load_yaml("r.yaml", PROBED).unwrap();
-    let with_comments: Vec<_> = loaded.iter().map(|r| (r.clone(), String::new())).collect();
-    assert_eq!(
-        load_dsl("r.graft", &write::to_dsl(&with_comments)).unwrap(),
-        loaded
-    );
-    assert_eq!(
-        load_yaml("r.yaml", &write::to_yaml(&with_comments)).unwrap(),
-        loaded
-    );
+    round_trip(PROBED);
 }
 
 #[test]
@@ -457,12 +422,5 @@ fn absolute_imports_are_found_above_the_file() {
 #[test]
 fn a_sequence_rule_round_trips_through_both_syntaxes() {
     let rule = "id: r\nmatch: |-\n  $H = self.norm($X)\n  $$$\n  return $X\naction:\n  insert_after: \"assert $X is not None\"\nexpect: 1\n";
-    let loaded = load_yaml("r.yaml", rule).unwrap();
-    let with_comments: Vec<_> = loaded.iter().map(|r| (r.clone(), String::new())).collect();
-    let dsl = write::to_dsl(&with_comments);
-    assert_eq!(load_dsl("r.graft", &dsl).unwrap(), loaded, "{dsl}");
-    assert_eq!(
-        load_yaml("r.yaml", &write::to_yaml(&with_comments)).unwrap(),
-        loaded
-    );
+    round_trip(rule);
 }

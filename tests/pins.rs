@@ -2,9 +2,9 @@
 
 use std::fs;
 
-use regraft::rules::{load_dsl, load_yaml, write};
+use regraft::rules::load_yaml;
 
-use crate::util::{patch, regraft, render, root, rules, snapshots, text, versions};
+use crate::util::{patch, regraft, render, root, round_trip, rules, snapshots, text, versions};
 
 #[test]
 fn the_flax_pin_fails_on_the_pre_fix_shape_and_holds_on_the_fixed_one() {
@@ -63,14 +63,9 @@ fn exists_and_absent_assert_the_count() {
 #[test]
 fn a_rule_without_an_action_is_a_pin_in_both_syntaxes() {
     let rule = "id: pin\nmatch: \"x = layer($$$A)\"\nexpect: 1\n";
-    let loaded = load_yaml("r.yaml", rule).unwrap();
-    assert!(loaded[0].action.is_check());
-    let with_comments: Vec<_> = loaded.iter().map(|r| (r.clone(), String::new())).collect();
-    let yaml = write::to_yaml(&with_comments);
-    assert!(!yaml.contains("action"), "{yaml}");
-    assert_eq!(load_yaml("r.yaml", &yaml).unwrap(), loaded);
-    let dsl = write::to_dsl(&with_comments);
-    assert_eq!(load_dsl("r.graft", &dsl).unwrap(), loaded, "{dsl}");
+    let written = round_trip(rule);
+    assert!(written.rules[0].action.is_check());
+    assert!(!written.yaml.contains("action"), "{}", written.yaml);
     let out = patch(&rules(rule), &versions(&[]), "m.py", LAYER).unwrap();
     assert_eq!(out.output, LAYER, "a pin edits nothing");
 }

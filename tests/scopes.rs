@@ -4,7 +4,7 @@
 use regraft::engine::{Engine, Target};
 use regraft::rules::{load_dsl, load_yaml, write};
 
-use crate::util::{patch, render, rules, versions};
+use crate::util::{patch, render, round_trip, rules, versions};
 
 const MODELS: &str = r#"class ALayer(GradientCheckpointingLayer):
     def forward(self, x):
@@ -106,16 +106,11 @@ fn explain_says_which_predicate_a_class_misses() {
 
 #[test]
 fn scope_predicates_read_and_write_in_both_syntaxes() {
-    let rules = load_yaml("r.yaml", RULE).unwrap();
-    let with_comments: Vec<_> = rules.iter().map(|r| (r.clone(), String::new())).collect();
-    let dsl = write::to_dsl(&with_comments);
+    let dsl = round_trip(RULE).dsl;
     assert!(
         dsl.contains("inside class has `self.$L = nn.ModuleList($$$A)`"),
         "{dsl}"
     );
-    assert_eq!(load_dsl("r.graft", &dsl).unwrap(), rules);
-    let yaml = write::to_yaml(&with_comments);
-    assert_eq!(load_yaml("r.yaml", &yaml).unwrap(), rules);
 }
 
 #[test]
@@ -193,9 +188,6 @@ fn expect_per_class_keeps_drift_detection_for_each_class() {
     let text = render(&err);
     assert!(text.contains("exactly 1 per class"), "{text}");
     assert!(text.contains("`AModel` has 0 match(es)"), "{text}");
-    let loaded = load_yaml("r.yaml", &rule("count: 1")).unwrap();
-    let with_comments: Vec<_> = loaded.iter().map(|r| (r.clone(), String::new())).collect();
-    let dsl = write::to_dsl(&with_comments);
+    let dsl = round_trip(&rule("count: 1")).dsl;
     assert!(dsl.contains("expect per class"), "{dsl}");
-    assert_eq!(load_dsl("r.graft", &dsl).unwrap(), loaded);
 }

@@ -17,6 +17,31 @@ pub fn rules(yaml: &str) -> RuleSet {
     RuleSet::compile(loaded).unwrap_or_else(|e| panic!("{}", render(&e)))
 }
 
+/// What YAML rule text reads as, having checked that writing it back as YAML and as the DSL
+/// reads as the same rules; the two written texts come along for further checks.
+pub struct RoundTrip {
+    /// The rules read.
+    pub rules: Vec<regraft::rules::model::Rule>,
+    /// They written as canonical YAML.
+    pub yaml: String,
+    /// They written in the DSL.
+    pub dsl: String,
+}
+
+/// Reads `yaml`, writes it back in both syntaxes, and asserts both read as the same rules.
+pub fn round_trip(yaml: &str) -> RoundTrip {
+    use regraft::rules::{load_dsl, write};
+    let rules = load_yaml("r.yaml", yaml).unwrap_or_else(|e| panic!("{}", render(&e)));
+    let with_comments: Vec<_> = rules.iter().map(|r| (r.clone(), String::new())).collect();
+    let (yaml, dsl) = (
+        write::to_yaml(&with_comments),
+        write::to_dsl(&with_comments),
+    );
+    assert_eq!(load_yaml("r.yaml", &yaml).unwrap(), rules, "{yaml}");
+    assert_eq!(load_dsl("r.graft", &dsl).unwrap(), rules, "{dsl}");
+    RoundTrip { rules, yaml, dsl }
+}
+
 /// The rule-loading or compiling error of YAML rule text, rendered.
 pub fn rule_error(yaml: &str) -> String {
     let error = match load_yaml("rule.yaml", yaml) {
