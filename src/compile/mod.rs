@@ -98,6 +98,14 @@ pub struct ScopePatterns {
     pub lacks: Option<Pattern>,
 }
 
+impl ScopePatterns {
+    /// The metavariables the scope binds for the match: `has`'s (`lacks`, an absence, binds
+    /// nothing).
+    pub fn binds(&self) -> impl Iterator<Item = &String> {
+        self.has.iter().flat_map(|p| p.metavars.iter())
+    }
+}
+
 /// How a statement-local rule's candidate statements are found from a file's bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Locator {

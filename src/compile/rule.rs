@@ -104,7 +104,7 @@ pub(super) fn compile_rule(rule: Rule) -> Result<CompiledRule, RuleError> {
 }
 
 /// What the match can use: its own metavariables, the loop header's, and those the scope
-/// predicates bind (`has`; `lacks` binds nothing, being an absence).
+/// predicates bind ([`ScopePatterns::binds`]).
 fn bound_names<'p>(
     pattern: &'p Pattern,
     loops: &'p [LoopPattern],
@@ -115,8 +115,8 @@ fn bound_names<'p>(
         .metavars
         .iter()
         .chain(loops.iter().flat_map(|l| l.metavars.iter()))
-        .chain(class.has.iter().flat_map(|p| p.metavars.iter()))
-        .chain(function.has.iter().flat_map(|p| p.metavars.iter()))
+        .chain(class.binds())
+        .chain(function.binds())
         .map(String::as_str)
         .collect()
 }

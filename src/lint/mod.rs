@@ -82,10 +82,10 @@ fn lint_rule(rule: &Rule) -> Vec<RuleError> {
     }
     // A loop metavariable is used where the match binds it, and where a scope predicate binds
     // it too: the two must agree, which is what selects the loop.
-    let scope_bound: Vec<&String> = [&compiled.class_scope.has, &compiled.function_scope.has]
-        .into_iter()
-        .flatten()
-        .flat_map(|p| p.metavars.iter())
+    let scope_bound: Vec<&String> = compiled
+        .class_scope
+        .binds()
+        .chain(compiled.function_scope.binds())
         .collect();
     for (header, snippet) in compiled.loop_patterns.iter().zip(&rule.inside.loop_header) {
         for name in &header.metavars {
