@@ -18,6 +18,10 @@ pub struct Mismatch {
     pub depth: u32,
 }
 
+fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}
+
 fn describe_kind(kind: &str) -> String {
     let words = kind.replace('_', " ");
     let article = if words.starts_with(['a', 'e', 'i', 'o', 'u']) {
@@ -121,6 +125,17 @@ impl Matcher<'_> {
                 *b = probe;
                 continue;
             }
+            // A token (`=` against `:`) says nothing alone: the node it stands in has
+            // another form than the pattern's.
+            if let PatNode::Node(token) = pc
+                && !token.named
+            {
+                return here(format!(
+                    "this {} has another form than the pattern's: `{}`",
+                    p.kind.replace('_', " "),
+                    text(node)
+                ));
+            }
             return self.difference(pc, *tc, b, depth + 1);
         }
         if !has_multi && patterns.len() != targets.len() {
@@ -171,9 +186,12 @@ impl Matcher<'_> {
                     *b = probe;
                 }
                 None => {
+                    // Only where no `$$$` comes before does the argument at the keyword's
+                    // place stand for it.
+                    let aligned = !patterns[..i].iter().any(|p| matches!(p, PatNode::Multi(_)));
                     let positional = targets
                         .get(i)
-                        .filter(|t| !matches!(t.kind(), "keyword_argument" | "(" | ")"));
+                        .filter(|t| aligned && !matches!(t.kind(), "keyword_argument" | "(" | ")"));
                     return match positional {
                         Some(t) => Mismatch {
                             at: t.byte_range(),
@@ -185,17 +203,41 @@ impl Matcher<'_> {
                         },
                         None => Mismatch {
                             at: list.byte_range(),
-                            reason: format!("the call has no keyword `{want}`"),
+                            reason: format!(
+                                "no keyword `{want}` (the call has: {})",
+                                self.argument_summary(targets)
+                            ),
                             depth,
                         },
                     };
                 }
             }
         }
-        let wanted = patterns
+        self.count_difference(patterns, targets, list, depth)
+    }
+
+    /// The arguments differ in number: how many the pattern wants, and what the call has.
+    fn count_difference(
+        &self,
+        patterns: &[&PatNode],
+        targets: &[Node<'_>],
+        list: Node<'_>,
+        depth: u32,
+    ) -> Mismatch {
+        // Metavariables are arguments too; a `$$$` stands for any number of them.
+        let arguments: Vec<&&PatNode> = patterns
             .iter()
-            .filter(|p| p.kind().is_some_and(|k| k != "(" && k != ")"))
+            .filter(|p| p.kind().is_none_or(|k| k != "(" && k != ")"))
+            .collect();
+        let fixed = arguments
+            .iter()
+            .filter(|p| !matches!(p, PatNode::Multi(_)))
             .count();
+        let wanted = if fixed < arguments.len() {
+            format!("at least {fixed} argument{}", plural(fixed))
+        } else {
+            format!("{fixed} argument{}", plural(fixed))
+        };
         let found = targets
             .iter()
             .filter(|t| !matches!(t.kind(), "(" | ")"))
@@ -203,9 +245,35 @@ impl Matcher<'_> {
         Mismatch {
             at: list.byte_range(),
             reason: format!(
-                "the arguments do not fit: the pattern lists {wanted}, the call has {found}"
+                "the arguments do not fit: the pattern wants {wanted}, the call has {found} ({})",
+                self.argument_summary(targets)
             ),
             depth,
         }
+    }
+
+    /// A call's arguments in brief: its positionals counted, its keywords named.
+    fn argument_summary(&self, targets: &[Node<'_>]) -> String {
+        let mut positional = 0;
+        let mut parts = Vec::new();
+        for t in targets {
+            match t.kind() {
+                "(" | ")" => {}
+                "keyword_argument" => {
+                    let name = t
+                        .child_by_field_name("name")
+                        .map_or("?", |k| &self.source[k.byte_range()]);
+                    parts.push(format!("`{name}=`"));
+                }
+                "dictionary_splat" | "list_splat" => {
+                    parts.push(format!("`{}`", self.first_line(*t)))
+                }
+                _ => positional += 1,
+            }
+        }
+        if positional > 0 || parts.is_empty() {
+            parts.insert(0, format!("{positional} positional"));
+        }
+        parts.join(", ")
     }
 }
