@@ -168,3 +168,37 @@ fn near_misses_count_metavariables_name_the_keywords_and_skip_token_noise() {
         "{reasons:#?}"
     );
 }
+
+#[test]
+fn explain_in_a_folder_explains_the_files_each_rule_selects() {
+    let dir = tempfile::tempdir().unwrap();
+    let models = dir.path().join("models");
+    std::fs::create_dir_all(&models).unwrap();
+    std::fs::write(models.join("__init__.py"), "f(1)\n").unwrap();
+    std::fs::write(models.join("modeling_a.py"), "f(1)\nf(2)\n").unwrap();
+    std::fs::write(
+        dir.path().join("r.yaml"),
+        "- id: modeling\n  files: [\"**/modeling_*.py\"]\n  match: \"f($X)\"\n  action: {replace: \"g($X)\"}\n\
+         - id: nowhere\n  files: [\"**/tokenization_*.py\"]\n  match: \"f($X)\"\n  action: {replace: \"g($X)\"}\n",
+    )
+    .unwrap();
+    let out = crate::util::regraft(&["explain", "r.yaml", "--in", "models"], dir.path());
+    let stdout = crate::util::text(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        crate::util::text(&out.stderr)
+    );
+    // The first rule: its one file, not `__init__.py` (which a folder used to stand for).
+    assert!(
+        stdout.contains("in models/modeling_a.py:\n  2 matches"),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("__init__.py"), "{stdout}");
+    // The second: said to select nothing there.
+    assert!(
+        stdout.contains("in models: no file there is selected by `files` (**/tokenization_*.py)"),
+        "{stdout}"
+    );
+}

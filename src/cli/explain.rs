@@ -1,7 +1,7 @@
 //! `regraft explain`: how the engine understands a rule file, and with `--in` what each rule
 //! found in a file.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::Args;
 
@@ -19,8 +19,9 @@ pub(super) struct ExplainArgs {
     /// Where to look a rule id up (repeatable); default `./rules`.
     #[arg(short = 'r', long = "rules", value_name = "RULES")]
     rules: Vec<PathBuf>,
-    /// Show every match in FILE, with bindings, and the near misses with why they failed.
-    #[arg(long = "in", value_name = "FILE")]
+    /// Show every match in FILE, with bindings, and the near misses with why they failed; a
+    /// folder: each file in it that a rule's `files` select.
+    #[arg(long = "in", value_name = "FILE|DIR")]
     in_file: Option<PathBuf>,
     /// A target package version, e.g. `transformers=4.57.6` (repeatable).
     #[arg(long = "with", value_name = "PKG=VER")]
@@ -71,17 +72,22 @@ fn explained_rules(args: &ExplainArgs) -> Result<crate::compile::RuleSet, Error>
 pub(super) fn run(args: ExplainArgs, colors: Colors) -> Result<u8, Error> {
     let rules = explained_rules(&args)?;
     let versions = VersionEnv::from_pairs(&args.with)?;
-    let target = match &args.in_file {
+    let targets = match &args.in_file {
         Some(path) => {
-            let file = targets::collect(std::slice::from_ref(path))?
-                .into_iter()
-                .next()
-                .ok_or_else(|| Error::Usage(format!("{} holds no Python file", path.display())))?;
-            let text = targets::read(&file)?;
-            Some((file, text))
+            let files = targets::collect(std::slice::from_ref(path))?;
+            if files.is_empty() {
+                return Err(Error::Usage(format!(
+                    "{} holds no Python file",
+                    path.display()
+                )));
+            }
+            files
         }
-        None => None,
+        None => Vec::new(),
     };
+    // A folder is explained file by file, each rule on the files its `files` select; a file
+    // named alone is explained for every rule, saying so where `files` leaves it out.
+    let folder = args.in_file.as_ref().is_some_and(|p| p.is_dir());
     let modules = crate::modules::FsModules::default();
     let engine = Engine::new(&rules, &versions, None).with_modules(&modules);
     let mut text = String::new();
@@ -90,12 +96,28 @@ pub(super) fn run(args: ExplainArgs, colors: Colors) -> Result<u8, Error> {
             text.push('\n');
         }
         text.push_str(&explain_rule(rule, &describe_scope(rule)));
-        if let Some((file, source)) = &target {
+        let selected: Vec<&targets::TargetFile> = targets
+            .iter()
+            .filter(|f| !folder || rule.selects(&f.display))
+            .collect();
+        if folder && selected.is_empty() {
+            let globs: Vec<&str> = rule.rule.files.iter().map(|f| f.value.as_str()).collect();
+            text.push_str(&format!(
+                "\nin {}: no file there is selected by `files` ({})\n",
+                args.in_file
+                    .as_deref()
+                    .unwrap_or_else(|| Path::new("."))
+                    .display(),
+                globs.join(", ")
+            ));
+        }
+        for file in selected {
+            let source = targets::read(file)?;
             let found = engine.explain(
                 i,
                 Target {
                     path: &file.display,
-                    source,
+                    source: &source,
                 },
             )?;
             text.push_str(&explanation(&file.display, &found, colors.stdout));
