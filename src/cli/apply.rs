@@ -3,12 +3,13 @@
 use std::io::{Read, Write};
 use std::path::PathBuf;
 
-use clap::{Args, ValueEnum};
+use clap::Args;
 use rayon::prelude::*;
 
 use super::{Colors, RuleArgs, err, exit_code, load_rules};
 use crate::engine::{Engine, Patched, RuleStatus, Target};
 use crate::error::Error;
+use crate::report::findings::{Finding, Format, Level, render_findings};
 use crate::report::{ErrorJson, FileJson, render, stamp, summary, unified_diff};
 use crate::source::FileError;
 use crate::targets::{self, TargetFile};
@@ -28,7 +29,8 @@ pub(super) struct ApplyArgs {
     /// Exit 1 if any file would change; write nothing.
     #[arg(long, group = "mode")]
     check: bool,
-    /// How to report.
+    /// How to report: `json` (every file and rule), `sarif` or `github` (failures, warnings,
+    /// and each site a rule changes or would change).
     #[arg(long, value_enum, default_value_t = Format::Human)]
     format: Format,
     /// End each patched file with one comment line naming the rules and versions applied.
@@ -43,12 +45,6 @@ pub(super) struct ApplyArgs {
     /// Files, folders (walked for `*.py`), or `-` for stdin.
     #[arg(required = true, value_name = "PATH")]
     paths: Vec<PathBuf>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum Format {
-    Human,
-    Json,
 }
 
 /// One target after patching: its text kept only where it is needed (diffs, writes, stdout).
@@ -79,15 +75,62 @@ pub(super) fn run(args: ApplyArgs, colors: Colors) -> Result<u8, Error> {
     let outcomes = patch_all(&engine, &versions, &plan, &args);
     let exit = report_failures(&outcomes, &args, colors);
     if exit != 0 {
+        print_findings(&outcomes, &args, false)?;
         if args.write {
             err("nothing was written: fix the errors above first\n");
         }
         return Ok(exit);
     }
+    let written = args.write && !plan.stdin;
     if args.format == Format::Human {
-        report_summaries(&outcomes, colors, args.write && !plan.stdin);
+        report_summaries(&outcomes, colors, written);
     }
-    emit(&outcomes, &plan, &args, colors)
+    let code = emit(&outcomes, &plan, &args, colors)?;
+    print_findings(&outcomes, &args, written)?;
+    Ok(code)
+}
+
+/// Under `--format sarif|github`: every failure, every warning, and each site a rule changed
+/// (or would change: an error under `--check`, where a change is what fails).
+fn print_findings(outcomes: &[Outcome], args: &ApplyArgs, written: bool) -> Result<(), Error> {
+    if !matches!(args.format, Format::Sarif | Format::Github) {
+        return Ok(());
+    }
+    let mut findings = Vec::new();
+    for o in outcomes {
+        let p = match &o.result {
+            Ok(p) => p,
+            Err(e) => {
+                findings.push(Finding::of_diagnostic(e, &o.file.display));
+                continue;
+            }
+        };
+        for w in &p.warnings {
+            let mut finding = Finding::of_diagnostic(w, &o.file.display);
+            finding.severity = Level::Warning;
+            findings.push(finding);
+        }
+        let level = if args.check {
+            Level::Error
+        } else {
+            Level::Note
+        };
+        let what = if written { "applied" } else { "would apply" };
+        for r in p.rules.iter().filter(|r| r.status == RuleStatus::Applied) {
+            for m in r.matches.iter().filter(|m| !m.edits.is_empty()) {
+                findings.push(Finding {
+                    severity: level,
+                    code: r.rule.clone(),
+                    message: format!("rule `{}` {what} here", r.rule),
+                    file: o.file.display.clone(),
+                    start: m.start,
+                    end: m.end,
+                    help: None,
+                });
+            }
+        }
+    }
+    super::out(render_findings(args.format, &findings).unwrap_or_default())
 }
 
 /// Stdin has no path for `files` globs to select: says which rules therefore did not run.

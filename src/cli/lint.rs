@@ -2,12 +2,13 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, ValueEnum};
+use clap::Args;
 use miette::Severity;
 
 use super::{Colors, err, out, rule_paths};
 use crate::error::Error;
-use crate::report::lint::{FindingJson, github, sarif};
+use crate::report::findings::{Finding, Format, render_findings};
+use crate::report::lint::finding;
 use crate::report::render;
 
 #[derive(Debug, Args)]
@@ -16,19 +17,11 @@ pub(super) struct LintArgs {
     #[arg(short = 'r', long = "rules", value_name = "RULES")]
     rules: Vec<PathBuf>,
     /// How to report.
-    #[arg(long, value_enum, default_value_t = LintFormat::Human)]
-    format: LintFormat,
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    format: Format,
     /// Exit 1 on warnings too.
     #[arg(long)]
     deny_warnings: bool,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum LintFormat {
-    Human,
-    Json,
-    Sarif,
-    Github,
 }
 
 pub(super) fn run(args: LintArgs, colors: Colors) -> Result<u8, Error> {
@@ -38,23 +31,19 @@ pub(super) fn run(args: LintArgs, colors: Colors) -> Result<u8, Error> {
         .filter(|f| f.kind.severity() == Severity::Error)
         .count();
     let warnings = findings.len() - errors;
+    let flat: Vec<Finding> = findings.iter().map(finding).collect();
     match args.format {
-        LintFormat::Human => {
+        Format::Human => {
             for f in &findings {
                 err(render(f, colors.stderr));
             }
             err(format!("{errors} error(s), {warnings} warning(s)") + "\n");
         }
-        LintFormat::Json => {
-            let flat: Vec<_> = findings.iter().map(FindingJson::new).collect();
+        Format::Json => {
             let json = serde_json::to_string_pretty(&flat).expect("serializes");
             out(json + "\n")?;
         }
-        LintFormat::Sarif => {
-            let json = serde_json::to_string_pretty(&sarif(&findings)).expect("serializes");
-            out(json + "\n")?;
-        }
-        LintFormat::Github => out(github(&findings))?,
+        format => out(render_findings(format, &flat).unwrap_or_default())?,
     }
     Ok(if errors > 0 {
         2

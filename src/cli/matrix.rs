@@ -8,6 +8,7 @@ use super::{Colors, load_rules, out};
 use crate::error::Error;
 use crate::fetch::{Fetcher, Selection};
 use crate::matrix::{MatrixTarget, Status};
+use crate::report::findings::{Finding, Format, Level, render_findings};
 use crate::report::matrix::{human, markdown};
 use crate::versions::VersionEnv;
 
@@ -78,6 +79,10 @@ enum MatrixFormat {
     Human,
     Json,
     Markdown,
+    /// A SARIF 2.1.0 log: each failing cell, at its rule.
+    Sarif,
+    /// GitHub Actions annotations: each failing cell, at its rule.
+    Github,
 }
 
 pub(super) fn run(args: MatrixArgs, colors: Colors) -> Result<u8, Error> {
@@ -97,6 +102,12 @@ pub(super) fn run(args: MatrixArgs, colors: Colors) -> Result<u8, Error> {
             let json = serde_json::to_string_pretty(&rows).expect("rows serialize");
             out(json + "\n")?;
         }
+        MatrixFormat::Sarif => {
+            out(render_findings(Format::Sarif, &findings(&rules, &rows)).unwrap_or_default())?
+        }
+        MatrixFormat::Github => {
+            out(render_findings(Format::Github, &findings(&rules, &rows)).unwrap_or_default())?
+        }
     }
     if args.suggest {
         let lines = crate::matrix::suggestions(&rows, &targets);
@@ -112,4 +123,30 @@ pub(super) fn run(args: MatrixArgs, colors: Colors) -> Result<u8, Error> {
         .iter()
         .any(|r| r.status.is_failure() && (r.fails || r.status != Status::Missing));
     Ok(if failing { 3 } else { 0 })
+}
+
+/// Each failing cell as a finding at its rule: an error where it fails the run, else a
+/// warning (a `missing` under `on_miss: warn`).
+fn findings(rules: &crate::compile::RuleSet, rows: &[crate::matrix::Row]) -> Vec<Finding> {
+    rows.iter()
+        .filter(|r| r.status.is_failure())
+        .filter_map(|row| {
+            let rule = rules.rules.iter().find(|r| r.id() == row.rule)?;
+            let level = if row.fails || row.status != Status::Missing {
+                Level::Error
+            } else {
+                Level::Warning
+            };
+            let message = match row.message.as_str() {
+                "" => format!("{} on {}", row.status.name(), row.target),
+                m => format!("{} on {}: {m}", row.status.name(), row.target),
+            };
+            Some(Finding::at_rule(
+                level,
+                format!("regraft::matrix::{}", row.status.name()),
+                message,
+                &rule.rule,
+            ))
+        })
+        .collect()
 }

@@ -7,6 +7,7 @@ use clap::Args;
 use super::{Colors, out, rule_paths};
 use crate::error::Error;
 use crate::report::color::{BAD, GOOD};
+use crate::report::findings::{Finding, Format, Level, render_findings};
 use crate::report::testing::colored_diff;
 
 #[derive(Debug, Args)]
@@ -20,6 +21,20 @@ pub(super) struct TestArgs {
     /// Run only the rules whose id contains ID.
     #[arg(long, value_name = "ID")]
     filter: Option<String>,
+    /// How to report: `json` (every case), `sarif` or `github` (failing cases, at their rule).
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    format: Format,
+}
+
+/// One case in the JSON report.
+#[derive(Debug, serde::Serialize)]
+struct CaseJson<'a> {
+    rule: &'a str,
+    case: &'a str,
+    passed: bool,
+    updated: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    message: Option<&'a str>,
 }
 
 pub(super) fn run(args: TestArgs, colors: Colors) -> Result<u8, Error> {
@@ -47,26 +62,72 @@ pub(super) fn run(args: TestArgs, colors: Colors) -> Result<u8, Error> {
             ids.join(", ")
         )));
     }
+    let human = args.format == Format::Human;
+    let mut all = Vec::new();
     for rule in selected {
         let results = crate::testing::run_rule(rule, &rules, args.update)?;
-        if results.is_empty() {
+        if results.is_empty() && human {
             out(format!("NO TESTS {}", rule.id.value) + "\n")?;
         }
         for result in results {
-            let name = format!("{} › {}", result.rule, result.case);
-            let Some(failure) = &result.failure else {
-                passed += 1;
-                let word = if result.updated { "UPDATED" } else { "PASS" };
-                out(format!("{} {name}", palette.paint(GOOD, word)) + "\n")?;
-                continue;
-            };
-            failed += 1;
-            out(format!("{} {name}: {}", palette.paint(BAD, "FAIL"), failure.message) + "\n")?;
-            if let Some((expected, actual)) = &failure.texts {
-                out(colored_diff(expected, actual, palette))?;
+            match &result.failure {
+                Some(_) => failed += 1,
+                None => passed += 1,
             }
+            if human {
+                print_case(&result, palette)?;
+            }
+            all.push((rule, result));
         }
     }
-    out(format!("{passed} passed, {failed} failed") + "\n")?;
+    match args.format {
+        Format::Human => out(format!("{passed} passed, {failed} failed") + "\n")?,
+        Format::Json => {
+            let cases: Vec<CaseJson<'_>> = all
+                .iter()
+                .map(|(_, r)| CaseJson {
+                    rule: &r.rule,
+                    case: &r.case,
+                    passed: r.failure.is_none(),
+                    updated: r.updated,
+                    message: r.failure.as_ref().map(|f| f.message.as_str()),
+                })
+                .collect();
+            out(serde_json::to_string_pretty(&cases).expect("cases serialize") + "\n")?;
+        }
+        format => {
+            let findings: Vec<Finding> = all
+                .iter()
+                .filter_map(|(rule, r)| {
+                    let failure = r.failure.as_ref()?;
+                    let message = format!("case `{}` fails: {}", r.case, failure.message);
+                    Some(Finding::at_rule(
+                        Level::Error,
+                        "regraft::test",
+                        message,
+                        rule,
+                    ))
+                })
+                .collect();
+            out(render_findings(format, &findings).unwrap_or_default())?;
+        }
+    }
     Ok(u8::from(failed > 0))
+}
+
+/// One case's line, and the diff of a failed comparison.
+fn print_case(
+    result: &crate::testing::CaseResult,
+    palette: crate::report::Palette,
+) -> Result<(), Error> {
+    let name = format!("{} › {}", result.rule, result.case);
+    let Some(failure) = &result.failure else {
+        let word = if result.updated { "UPDATED" } else { "PASS" };
+        return out(format!("{} {name}", palette.paint(GOOD, word)) + "\n");
+    };
+    out(format!("{} {name}: {}", palette.paint(BAD, "FAIL"), failure.message) + "\n")?;
+    if let Some((expected, actual)) = &failure.texts {
+        out(colored_diff(expected, actual, palette))?;
+    }
+    Ok(())
 }

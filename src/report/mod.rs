@@ -6,6 +6,7 @@ pub mod apply;
 pub mod color;
 pub mod diagnostic;
 pub mod explain;
+pub mod findings;
 pub mod lint;
 pub mod matrix;
 pub mod testing;
