@@ -60,6 +60,10 @@ pub enum Error {
         /// The argument.
         arg: String,
     },
+    /// The project configuration (`regraft.toml`, `[tool.regraft]`) is wrong.
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    Config(#[from] crate::config::ConfigError),
     /// The command line (or a Python call's arguments) is wrong; only front ends build it.
     #[error("{0}")]
     #[diagnostic(code(regraft::usage))]
@@ -105,6 +109,7 @@ impl Error {
             Error::Rule(_) => "rule",
             Error::Fetch(_) => "fetch",
             Error::Write(_) => "write",
+            Error::Config(_) => "config",
             Error::Version(_)
             | Error::Usage(_)
             | Error::TestDirective { .. }

@@ -7,6 +7,7 @@
 pub mod actions;
 pub mod cli;
 pub mod compile;
+pub mod config;
 pub mod edit;
 pub mod engine;
 pub mod error;

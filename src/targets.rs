@@ -77,6 +77,18 @@ pub struct TargetFile {
 /// Expands files and folders (walked for `*.py`, honouring `.gitignore`) into target files,
 /// each folder's files in path order.
 pub fn collect(paths: &[PathBuf]) -> Result<Vec<TargetFile>, TargetError> {
+    collect_excluding(paths, std::sync::Arc::new(|_: &Path| false))
+}
+
+/// Which paths a folder walk leaves out (shared with the walker's threads).
+pub type Excluded = std::sync::Arc<dyn Fn(&Path) -> bool + Send + Sync>;
+
+/// [`collect`], leaving out of folder walks the files and folders `excluded` names (a path
+/// given by name is always kept, as ruff keeps it).
+pub fn collect_excluding(
+    paths: &[PathBuf],
+    excluded: Excluded,
+) -> Result<Vec<TargetFile>, TargetError> {
     let mut out = Vec::new();
     for path in paths {
         let metadata = fs::metadata(path).map_err(|e| io(path, e))?;
@@ -85,7 +97,12 @@ pub fn collect(paths: &[PathBuf]) -> Result<Vec<TargetFile>, TargetError> {
             continue;
         }
         let mut found = Vec::new();
-        for entry in ignore::WalkBuilder::new(path).follow_links(false).build() {
+        let excluded = excluded.clone();
+        let walk = ignore::WalkBuilder::new(path)
+            .follow_links(false)
+            .filter_entry(move |e| e.depth() == 0 || !excluded(e.path()))
+            .build();
+        for entry in walk {
             let entry = entry.map_err(|e| FileError::walk(path, e))?;
             let is_py = entry.path().extension().is_some_and(|e| e == "py");
             if is_py && entry.file_type().is_some_and(|t| t.is_file()) {

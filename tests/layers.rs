@@ -10,7 +10,7 @@ use crate::util::root;
 /// lower floors only. `actions` sits below `compile`, which reads each action's facts.
 const FLOORS: &[&[&str]] = &[
     &["source", "edit", "prefilter"],
-    &["python", "targets", "modules", "fetch", "write"],
+    &["python", "targets", "modules", "fetch", "write", "config"],
     &["rules"],
     &["versions", "pattern"],
     &["actions"],

@@ -8,6 +8,7 @@ mod actions;
 mod atomicity;
 mod bad_inputs;
 mod cli;
+mod config;
 mod cpython;
 mod diagnostics;
 mod differential;

@@ -42,6 +42,9 @@ pub(super) struct ApplyArgs {
     /// The file name rules' `files` globs see when reading stdin.
     #[arg(long, value_name = "NAME")]
     stdin_filename: Option<String>,
+    /// Target paths the configuration's `exclude` leaves out of folder walks.
+    #[arg(skip)]
+    exclude: Option<crate::config::Exclude>,
     /// Files, folders (walked for `*.py`), or `-` for stdin.
     #[arg(required = true, value_name = "PATH")]
     paths: Vec<PathBuf>,
@@ -60,6 +63,13 @@ struct Plan {
     stdin: bool,
     /// The one file's patched text goes to stdout.
     to_stdout: bool,
+}
+
+impl super::Configure for ApplyArgs {
+    fn configure(&mut self, config: &crate::config::Config) {
+        self.rules.configure(config);
+        self.exclude.clone_from(&config.exclude);
+    }
 }
 
 pub(super) fn run(args: ApplyArgs, colors: Colors) -> Result<u8, Error> {
@@ -168,7 +178,13 @@ fn plan(args: &ApplyArgs) -> Result<Plan, Error> {
                 "`-` (stdin) cannot be combined with other paths".into(),
             ));
         }
-        targets::collect(&args.paths)?
+        match args.exclude.clone() {
+            Some(exclude) => targets::collect_excluding(
+                &args.paths,
+                std::sync::Arc::new(move |p: &std::path::Path| exclude.matches(p)),
+            )?,
+            None => targets::collect(&args.paths)?,
+        }
     };
     let to_stdout = !(args.diff || args.write || args.check) && args.format == Format::Human;
     if to_stdout && (files.len() != 1 || args.paths.iter().any(|p| p.is_dir())) {

@@ -37,6 +37,13 @@ fn cell(row: &Row) -> String {
     }
 }
 
+impl super::Configure for BisectArgs {
+    fn configure(&mut self, config: &crate::config::Config) {
+        super::configured_rules(&mut self.rules, config);
+        super::configured_with(&mut self.with, config);
+    }
+}
+
 pub(super) fn run(args: BisectArgs) -> Result<u8, Error> {
     let started = Instant::now();
     let rules = if args.ungated {

@@ -69,6 +69,13 @@ fn explained_rules(args: &ExplainArgs) -> Result<crate::compile::RuleSet, Error>
     Ok(crate::compile::RuleSet::compile(rules)?)
 }
 
+impl super::Configure for ExplainArgs {
+    fn configure(&mut self, config: &crate::config::Config) {
+        super::configured_rules(&mut self.rules, config);
+        super::configured_with(&mut self.with, config);
+    }
+}
+
 pub(super) fn run(args: ExplainArgs, colors: Colors) -> Result<u8, Error> {
     let rules = explained_rules(&args)?;
     let versions = VersionEnv::from_pairs(&args.with)?;

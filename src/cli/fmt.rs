@@ -18,9 +18,15 @@ pub(super) struct FmtArgs {
     /// Exit 1 if a file is not in canonical layout; write nothing.
     #[arg(long, conflicts_with = "to")]
     check: bool,
-    /// Rule files, or folders of them.
-    #[arg(required = true, value_name = "FILE")]
+    /// Rule files, or folders of them; default: the configuration's rules, else `./rules`.
+    #[arg(value_name = "FILE")]
     files: Vec<PathBuf>,
+}
+
+impl super::Configure for FmtArgs {
+    fn configure(&mut self, config: &crate::config::Config) {
+        super::configured_rules(&mut self.files, config);
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -42,7 +48,7 @@ pub(super) fn run(args: FmtArgs) -> Result<u8, Error> {
         return Ok(0);
     }
     let mut files = Vec::new();
-    for path in &args.files {
+    for path in &super::rule_paths(&args.files) {
         files.extend(rules::rule_files(path)?);
     }
     let mut unformatted = false;

@@ -24,6 +24,12 @@ pub(super) struct LintArgs {
     deny_warnings: bool,
 }
 
+impl super::Configure for LintArgs {
+    fn configure(&mut self, config: &crate::config::Config) {
+        super::configured_rules(&mut self.rules, config);
+    }
+}
+
 pub(super) fn run(args: LintArgs, colors: Colors) -> Result<u8, Error> {
     let findings = crate::lint::lint(&rule_paths(&args.rules))?;
     let errors = findings

@@ -85,6 +85,13 @@ enum MatrixFormat {
     Github,
 }
 
+impl super::Configure for MatrixArgs {
+    fn configure(&mut self, config: &crate::config::Config) {
+        super::configured_rules(&mut self.rules, config);
+        super::configured_with(&mut self.with, config);
+    }
+}
+
 pub(super) fn run(args: MatrixArgs, colors: Colors) -> Result<u8, Error> {
     let rules = load_rules(&args.rules)?;
     let with = VersionEnv::from_pairs(&args.with)?;

@@ -17,6 +17,7 @@ use std::path::{Path, PathBuf};
 use clap::{Args, Parser, Subcommand};
 
 use crate::compile::RuleSet;
+use crate::config::Config;
 use crate::engine::PatchError;
 use crate::error::Error;
 use crate::report::color::ColorChoice;
@@ -36,6 +37,60 @@ struct Cli {
     /// `always` or `never`.
     #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto)]
     color: ColorChoice,
+    /// Read the project configuration from this file (`regraft.toml`, or a `pyproject.toml`
+    /// with `[tool.regraft]`) instead of looking for one from the working directory up.
+    #[arg(long, global = true, value_name = "FILE", conflicts_with = "no_config")]
+    config: Option<PathBuf>,
+    /// Read no project configuration.
+    #[arg(long, global = true)]
+    no_config: bool,
+}
+
+/// A command's flags that the project configuration supplies where the command line is
+/// silent: what the user typed always wins.
+trait Configure {
+    /// Fills in the flags left out from `config`.
+    fn configure(&mut self, config: &Config);
+}
+
+/// Paths the command line left out, taken from the configuration.
+fn configured_rules(rules: &mut Vec<PathBuf>, config: &Config) {
+    if rules.is_empty() {
+        rules.clone_from(&config.rules);
+    }
+}
+
+/// The configuration's versions first, so the command line's `--with` overrides a package.
+fn configured_with(with: &mut Vec<String>, config: &Config) {
+    let mut all = config.with.clone();
+    all.append(with);
+    *with = all;
+}
+
+impl Command {
+    fn configure(&mut self, config: &Config) {
+        match self {
+            Command::Apply(a) => a.configure(config),
+            Command::Explain(a) => a.configure(config),
+            Command::Fmt(a) => a.configure(config),
+            Command::Lint(a) => a.configure(config),
+            Command::Test(a) => a.configure(config),
+            Command::Matrix(a) => a.configure(config),
+            Command::Bisect(a) => a.configure(config),
+            Command::New(_) | Command::Completions(_) => {}
+        }
+    }
+}
+
+/// The configuration in force: `--config`, else the nearest one found, else none.
+fn project_config(cli: &Cli) -> Result<Config, Error> {
+    if cli.no_config {
+        return Ok(Config::default());
+    }
+    Ok(match &cli.config {
+        Some(file) => Config::load(file)?,
+        None => Config::discover(&std::env::current_dir().unwrap_or_default())?,
+    })
 }
 
 #[derive(Debug, Subcommand)]
@@ -81,7 +136,7 @@ where
     I: IntoIterator<Item = T>,
     T: Into<std::ffi::OsString> + Clone,
 {
-    let cli = match Cli::try_parse_from(args) {
+    let mut cli = match Cli::try_parse_from(args) {
         Ok(cli) => cli,
         Err(e) => {
             let _ = e.print();
@@ -92,6 +147,13 @@ where
         stdout: Palette::for_stream(&std::io::stdout(), cli.color),
         stderr: Palette::for_stream(&std::io::stderr(), cli.color),
     };
+    match project_config(&cli) {
+        Ok(config) => cli.command.configure(&config),
+        Err(e) => {
+            err(render(&e, colors.stderr));
+            return exit_code(&e);
+        }
+    }
     let result = match cli.command {
         Command::Apply(args) => apply::run(args, colors),
         Command::Explain(args) => explain::run(args, colors),
@@ -166,6 +228,16 @@ struct RuleArgs {
     /// Run only this phase (init, pre_compile, post_compile).
     #[arg(long, value_parser = Phase::named)]
     phase: Option<Phase>,
+}
+
+impl Configure for RuleArgs {
+    fn configure(&mut self, config: &Config) {
+        configured_rules(&mut self.rules, config);
+        configured_with(&mut self.with, config);
+        if self.site_packages.is_none() {
+            self.site_packages.clone_from(&config.site_packages);
+        }
+    }
 }
 
 impl RuleArgs {

@@ -37,6 +37,12 @@ struct CaseJson<'a> {
     message: Option<&'a str>,
 }
 
+impl super::Configure for TestArgs {
+    fn configure(&mut self, config: &crate::config::Config) {
+        super::configured_rules(&mut self.rules, config);
+    }
+}
+
 pub(super) fn run(args: TestArgs, colors: Colors) -> Result<u8, Error> {
     let palette = colors.stdout;
     let mut rules = Vec::new();

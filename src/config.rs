@@ -1,0 +1,218 @@
+//! Project configuration: `regraft.toml`, or `[tool.regraft]` in `pyproject.toml`, found by
+//! walking up from the working directory as ruff and ast-grep find theirs. It supplies
+//! defaults for the flags a command line leaves out: rule folders, package versions, a
+//! site-packages folder, and folders and files to leave out of target walks.
+
+use std::path::{Path, PathBuf};
+
+use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
+use miette::{Diagnostic, NamedSource, SourceSpan};
+use serde::Deserialize;
+use thiserror::Error;
+
+use crate::source::FileError;
+
+/// The name of the configuration file regraft reads first in each folder.
+pub const CONFIG_FILE: &str = "regraft.toml";
+
+/// The keys of the configuration, as written in either file.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+struct Raw {
+    /// Rule files or folders, relative to the configuration file.
+    rules: Option<Vec<String>>,
+    /// Package versions, `PKG=VER`.
+    with: Option<Vec<String>>,
+    /// A site-packages folder to read versions from and follow imports into.
+    site_packages: Option<String>,
+    /// Globs of target paths (relative to the configuration file) to leave out of walks.
+    exclude: Option<Vec<String>>,
+}
+
+/// `pyproject.toml`, as far as regraft reads it.
+#[derive(Debug, Deserialize)]
+struct Pyproject {
+    tool: Option<Tool>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Tool {
+    regraft: Option<Raw>,
+}
+
+/// Why a configuration file could not be used.
+#[derive(Debug, Error, Diagnostic)]
+pub enum ConfigError {
+    /// It could not be read.
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    File(#[from] FileError),
+    /// It is not valid TOML, or holds a key or value regraft does not take.
+    #[error("{path}: {message}")]
+    #[diagnostic(
+        code(regraft::config),
+        help(
+            "keys: rules, with, site-packages, exclude (in regraft.toml, or under [tool.regraft] in pyproject.toml)"
+        )
+    )]
+    Invalid {
+        /// The file.
+        path: String,
+        /// What is wrong.
+        message: String,
+        /// Its text.
+        #[source_code]
+        src: NamedSource<String>,
+        /// Where.
+        #[label("here")]
+        at: Option<SourceSpan>,
+    },
+}
+
+/// A project's configuration, paths resolved against the folder of the file it came from.
+#[derive(Debug, Default)]
+pub struct Config {
+    /// The file read; `None` where there is none.
+    pub file: Option<PathBuf>,
+    /// Rule files or folders.
+    pub rules: Vec<PathBuf>,
+    /// Package versions, `PKG=VER`.
+    pub with: Vec<String>,
+    /// A site-packages folder.
+    pub site_packages: Option<PathBuf>,
+    /// Target paths left out of folder walks.
+    pub exclude: Option<Exclude>,
+}
+
+/// Globs of target paths that folder walks leave out, relative to a folder.
+#[derive(Debug, Clone)]
+pub struct Exclude {
+    set: GlobSet,
+    root: PathBuf,
+}
+
+impl Exclude {
+    /// Whether a folder walk leaves out `path`: a glob matches its path relative to the
+    /// configuration's folder, or (a glob without `/`) one of its components.
+    pub fn matches(&self, path: &Path) -> bool {
+        let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+        let root = std::path::absolute(&self.root).unwrap_or_else(|_| self.root.clone());
+        let relative = absolute.strip_prefix(&root).unwrap_or(&absolute);
+        self.set.is_match(relative)
+            || relative
+                .components()
+                .any(|c| self.set.is_match(Path::new(c.as_os_str())))
+    }
+}
+
+impl Config {
+    /// The configuration that applies in `start`: the nearest `regraft.toml`, or
+    /// `pyproject.toml` with a `[tool.regraft]` table, in `start` or a folder above it. A
+    /// `pyproject.toml` without that table is passed over, as ruff does.
+    pub fn discover(start: &Path) -> Result<Config, ConfigError> {
+        // A file in `start` itself is named as the user would name it.
+        let shown = |file: PathBuf| match file.strip_prefix(start) {
+            Ok(rel) => rel.to_path_buf(),
+            Err(_) => file,
+        };
+        for dir in start.ancestors() {
+            let file = dir.join(CONFIG_FILE);
+            if file.is_file() {
+                return Config::load(&shown(file));
+            }
+            let pyproject = dir.join("pyproject.toml");
+            if pyproject.is_file() {
+                let (raw, _) = read(&pyproject)?;
+                if raw.is_some() {
+                    return Config::load(&shown(pyproject));
+                }
+            }
+        }
+        Ok(Config::default())
+    }
+
+    /// The configuration in `file` (`regraft.toml`, or a `pyproject.toml` whose
+    /// `[tool.regraft]` table is read; without one it configures nothing).
+    pub fn load(file: &Path) -> Result<Config, ConfigError> {
+        let (raw, text) = read(file)?;
+        let raw = raw.unwrap_or_default();
+        let root = file
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."))
+            .to_path_buf();
+        // Paths below the working directory stay relative, so diagnostics name them as a
+        // user would type them.
+        let cwd = std::env::current_dir().unwrap_or_default();
+        let resolve = |p: &str| {
+            let path = root.join(p);
+            match path.strip_prefix(&cwd) {
+                Ok(rel) if !rel.as_os_str().is_empty() => rel.to_path_buf(),
+                _ => path,
+            }
+        };
+        let exclude = match &raw.exclude {
+            None => None,
+            Some(globs) => Some(Exclude {
+                set: exclude_set(file, &text, globs)?,
+                root: root.clone(),
+            }),
+        };
+        Ok(Config {
+            file: Some(file.to_path_buf()),
+            rules: raw.rules.iter().flatten().map(|p| resolve(p)).collect(),
+            with: raw.with.unwrap_or_default(),
+            site_packages: raw.site_packages.as_deref().map(resolve),
+            exclude,
+        })
+    }
+}
+
+/// Reads `file`: the regraft table (the whole of `regraft.toml`; `[tool.regraft]` of a
+/// `pyproject.toml`, if it has one) and the text.
+fn read(file: &Path) -> Result<(Option<Raw>, String), ConfigError> {
+    let bytes = FileError::read_regular(file, 1 << 20, "configuration file", "")?;
+    let name = file.display().to_string();
+    let invalid =
+        |text: &str, message: String, at: Option<std::ops::Range<usize>>| ConfigError::Invalid {
+            path: name.clone(),
+            message,
+            src: NamedSource::new(&name, text.to_string()),
+            at: at.map(|r| (r.start, r.end.saturating_sub(r.start)).into()),
+        };
+    let text =
+        String::from_utf8(bytes).map_err(|e| invalid("", format!("not UTF-8 ({e})"), None))?;
+    let is_pyproject = file.file_name().is_some_and(|n| n == "pyproject.toml");
+    let raw = if is_pyproject {
+        toml::from_str::<Pyproject>(&text).map(|p| p.tool.and_then(|t| t.regraft))
+    } else {
+        toml::from_str::<Raw>(&text).map(Some)
+    };
+    let raw = raw.map_err(|e| invalid(&text, e.message().to_string(), e.span()))?;
+    Ok((raw, text))
+}
+
+/// The exclude globs of `file`, each checked.
+fn exclude_set(file: &Path, text: &str, globs: &[String]) -> Result<GlobSet, ConfigError> {
+    let mut set = GlobSetBuilder::new();
+    for glob in globs {
+        let built = GlobBuilder::new(glob).build().map_err(|e| {
+            let at = text
+                .find(&format!("\"{glob}\""))
+                .map(|i| i..i + glob.len() + 2);
+            ConfigError::Invalid {
+                path: file.display().to_string(),
+                message: format!("exclude glob `{glob}`: {}", e.kind()),
+                src: NamedSource::new(file.display().to_string(), text.to_string()),
+                at: at.map(|r| (r.start, r.end - r.start).into()),
+            }
+        })?;
+        set.add(built);
+    }
+    set.build().map_err(|e| ConfigError::Invalid {
+        path: file.display().to_string(),
+        message: e.to_string(),
+        src: NamedSource::new(file.display().to_string(), text.to_string()),
+        at: None,
+    })
+}
