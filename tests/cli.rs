@@ -482,3 +482,42 @@ fn diffs_are_coloured_when_colour_is_on_and_plain_otherwise() {
     let plain = regraft(&["apply", "-r", "r.yaml", "m.py", "--diff"], dir.path());
     assert!(!text(&plain.stdout).contains('\u{1b}'));
 }
+
+#[test]
+fn quiet_and_verbose_say_less_and_more_on_stderr() {
+    let dir = workspace();
+    let run = |flags: &[&str]| {
+        let args = [
+            &["apply", "--check", "--with", "transformers=4.57.6"],
+            flags,
+            &[TARGET],
+        ]
+        .concat();
+        let out = regraft(&args, dir.path());
+        assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+        text(&out.stderr)
+    };
+    let normal = run(&[]);
+    assert!(
+        normal.contains("would patch src/whisper/modeling_whisper.py"),
+        "{normal}"
+    );
+    assert!(normal.contains("would apply (1 match)"), "{normal}");
+    // -q: no summaries; -qq: nothing at all; the exit code still tells.
+    assert_eq!(run(&["-q"]), "");
+    assert_eq!(run(&["-qq"]), "");
+    // -v: what was loaded and walked, and the time.
+    let verbose = run(&["-v"]);
+    assert!(
+        verbose.contains("1 rule(s) from rules; 1 target file(s); versions: transformers==4.57.6"),
+        "{verbose}"
+    );
+    assert!(verbose.contains("done in "), "{verbose}");
+    // -q keeps diagnostics; -qq drops them too.
+    let bad = regraft(&["apply", "-q", "-r", "nope", TARGET], dir.path());
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(text(&bad.stderr).contains("nope"), "{}", text(&bad.stderr));
+    let silent = regraft(&["apply", "-qq", "-r", "nope", TARGET], dir.path());
+    assert_eq!(silent.status.code(), Some(2));
+    assert_eq!(text(&silent.stderr), "");
+}

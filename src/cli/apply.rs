@@ -79,6 +79,21 @@ pub(super) fn run(args: ApplyArgs, colors: Colors) -> Result<u8, Error> {
     let engine = Engine::new(&rules, &versions, args.rules.phase).with_modules(&modules);
     engine.check_versions_known()?;
     let plan = plan(&args)?;
+    super::detail(format!(
+        "{} rule(s) from {}; {} target file(s); versions: {}\n",
+        rules.rules.len(),
+        super::rule_paths(&args.rules.rules)
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", "),
+        plan.files.len(),
+        versions
+            .iter()
+            .map(|(p, v)| format!("{p}=={v}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    ));
     if plan.stdin && args.stdin_filename.is_none() {
         note_unselected(&rules);
     }
@@ -152,7 +167,7 @@ fn note_unselected(rules: &crate::compile::RuleSet) {
         .map(|r| r.id())
         .collect();
     if !skipped.is_empty() {
-        err(format!(
+        super::info(format!(
             "note: stdin has no path, so rules that select files by `files` did not run: {} \
              (give --stdin-filename PATH)\n",
             skipped.join(", ")
@@ -320,7 +335,10 @@ fn report_summaries(outcomes: &[Outcome], colors: Colors, written: bool) {
                 ));
             }
             for line in summary(&o.file.display, p, written) {
-                err(line + "\n");
+                super::info(line + "\n");
+            }
+            for r in p.rules.iter().filter(|r| r.status == RuleStatus::NoMatch) {
+                super::detail(format!("{}: {} no match\n", o.file.display, r.rule));
             }
         }
     }
@@ -404,7 +422,7 @@ fn emit(outcomes: &[Outcome], plan: &Plan, args: &ApplyArgs, colors: Colors) -> 
     } else if args.check && !changed.is_empty() {
         if args.format == Format::Human {
             for (o, _) in &changed {
-                err(format!("would patch {}", o.file.display) + "\n");
+                super::info(format!("would patch {}", o.file.display) + "\n");
             }
         }
         return Ok(1);

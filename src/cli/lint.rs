@@ -43,7 +43,7 @@ pub(super) fn run(args: LintArgs, colors: Colors) -> Result<u8, Error> {
             for f in &findings {
                 err(render(f, colors.stderr));
             }
-            err(format!("{errors} error(s), {warnings} warning(s)") + "\n");
+            super::info(format!("{errors} error(s), {warnings} warning(s)") + "\n");
         }
         Format::Json => {
             let json = serde_json::to_string_pretty(&flat).expect("serializes");

@@ -44,6 +44,22 @@ struct Cli {
     /// Read no project configuration.
     #[arg(long, global = true)]
     no_config: bool,
+    /// Say less: `-q` leaves out summaries and progress (diagnostics and requested output
+    /// stay); `-qq` prints nothing on stderr, the exit code alone tells.
+    #[arg(short, long, global = true, action = clap::ArgAction::Count, conflicts_with = "verbose")]
+    quiet: u8,
+    /// Say more: the configuration read, what was loaded and walked, rules that matched
+    /// nothing, and the time taken.
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    verbose: u8,
+}
+
+/// How much a run says on stderr beside its results: -1 per `-q`, +1 per `-v`. Decided once
+/// per run, like colour, and read by the printing helpers below.
+static VERBOSITY: std::sync::atomic::AtomicI8 = std::sync::atomic::AtomicI8::new(0);
+
+fn verbosity() -> i8 {
+    VERBOSITY.load(std::sync::atomic::Ordering::Relaxed)
 }
 
 /// A command's flags that the project configuration supplies where the command line is
@@ -147,8 +163,17 @@ where
         stdout: Palette::for_stream(&std::io::stdout(), cli.color),
         stderr: Palette::for_stream(&std::io::stderr(), cli.color),
     };
+    let level =
+        i8::try_from(cli.verbose).unwrap_or(i8::MAX) - i8::try_from(cli.quiet).unwrap_or(i8::MAX);
+    VERBOSITY.store(level, std::sync::atomic::Ordering::Relaxed);
+    let started = std::time::Instant::now();
     match project_config(&cli) {
-        Ok(config) => cli.command.configure(&config),
+        Ok(config) => {
+            if let Some(file) = &config.file {
+                detail(format!("config: {}\n", file.display()));
+            }
+            cli.command.configure(&config);
+        }
         Err(e) => {
             err(render(&e, colors.stderr));
             return exit_code(&e);
@@ -165,6 +190,7 @@ where
         Command::New(args) => new::run(args),
         Command::Completions(args) => new::completions(args),
     };
+    detail(format!("done in {:.2?}\n", started.elapsed()));
     match result {
         Ok(code) => code,
         // A reader that stopped early (`regraft lint | head`) is a normal end.
@@ -185,9 +211,26 @@ fn out(text: impl AsRef<str>) -> Result<(), Error> {
         .map_err(|e| Error::from(FileError::io(Path::new("<stdout>"), e)))
 }
 
-/// Writes `text` to stderr; a failure to there cannot be reported anywhere.
+/// Writes `text` to stderr (diagnostics, failures) unless `-qq`; a failure to write there
+/// cannot be reported anywhere.
 fn err(text: impl AsRef<str>) {
-    let _ = std::io::stderr().lock().write_all(text.as_ref().as_bytes());
+    if verbosity() > -2 {
+        let _ = std::io::stderr().lock().write_all(text.as_ref().as_bytes());
+    }
+}
+
+/// Summaries and notes on stderr, left out under `-q`.
+fn info(text: impl AsRef<str>) {
+    if verbosity() > -1 {
+        err(text);
+    }
+}
+
+/// Details on stderr, shown under `-v` only.
+fn detail(text: impl AsRef<str>) {
+    if verbosity() > 0 {
+        err(text);
+    }
 }
 
 /// Whether `error` is stdout having been closed by its reader.

@@ -80,7 +80,8 @@ pub(super) fn run(args: TestArgs, colors: Colors) -> Result<u8, Error> {
                 Some(_) => failed += 1,
                 None => passed += 1,
             }
-            if human {
+            // `-q` keeps the failures and the count.
+            if human && (result.failure.is_some() || super::verbosity() > -1) {
                 print_case(&result, palette)?;
             }
             all.push((rule, result));
