@@ -101,3 +101,42 @@ fn bindings_that_cannot_agree_are_warned_about() {
     let _snapshots = crate::util::snapshots(module_path!());
     insta::assert_snapshot!("bindings_disagree", text(&out.stderr));
 }
+
+#[test]
+fn every_error_of_every_rule_in_one_pass() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("r.yaml"),
+        "- id: a\n  mtach: \"f($X)\"\n  on_miss: loud\n  action: {replace: \"g($X)\"}\n\
+         - id: b\n  match: \"f(\"\n  files: [\"a[\"]\n  unless: \"g(\"\n  action: {replace: \"g()\"}\n\
+         - id: c\n  match: \"h($X)\"\n  action: {replace: \"k($X)\"}\n",
+    )
+    .unwrap();
+    let out = regraft(&["lint", "-r", "r.yaml", "--format", "json"], dir.path());
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    let findings: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).unwrap();
+    let said: Vec<(String, u64)> = findings
+        .iter()
+        .map(|f| {
+            (
+                f["message"].as_str().unwrap().to_string(),
+                f["start"]["line"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    // Rule a: the misspelt key, the `match` it leaves missing, the bad policy.
+    // Rule b: the glob (read with the rule), then the pattern and the `unless` guard (found
+    // by compiling what could be read of it).
+    // Rule c reads and compiles: only its missing `expect` is said.
+    let lines: Vec<u64> = said.iter().map(|(_, l)| *l).collect();
+    assert_eq!(lines, [2, 1, 3, 7, 6, 8, 10], "{said:#?}");
+    assert!(said[0].0.contains("mtach"), "{said:#?}");
+    assert!(said[1].0.contains("match"), "{said:#?}");
+    assert!(said[6].0.contains("expect"), "{said:#?}");
+    // Loading (apply) still stops at the first.
+    std::fs::write(dir.path().join("m.py"), "f(1)\n").unwrap();
+    let apply = regraft(&["apply", "-r", "r.yaml", "m.py"], dir.path());
+    assert_eq!(apply.status.code(), Some(2));
+    assert!(text(&apply.stderr).contains("mtach"));
+    assert!(!text(&apply.stderr).contains("is not error, warn or skip"));
+}

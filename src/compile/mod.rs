@@ -20,7 +20,7 @@ use crate::rules::error::{RuleError, RuleErrorKind};
 use crate::rules::model::Rule;
 use index::{assigns_at_top, by_root_kind, pattern_punctuation, rooted_below};
 use order::order;
-use rule::{compile_rule, pattern_error};
+use rule::pattern_error;
 
 /// A rule's place in its rule set: how the engine and the front ends name a rule, rather than
 /// by position or id string.
@@ -257,11 +257,20 @@ impl RuleSet {
 
     /// Compiles `rules`; the first error is returned.
     pub fn compile(rules: Vec<Rule>) -> Result<RuleSet, RuleError> {
+        RuleSet::compile_checked(rules)
+            .map_err(|errors| errors.into_iter().next().expect("an error"))
+    }
+
+    /// Compiles `rules`, each part of each rule checked on its own: every error, in the
+    /// order [`RuleSet::compile`] meets them (it reports the first). Links between rules
+    /// (`after`) and the shared query are checked once every rule compiled.
+    pub fn compile_checked(rules: Vec<Rule>) -> Result<RuleSet, Vec<RuleError>> {
         let mut seen: HashMap<String, usize> = HashMap::new();
         let mut compiled = Vec::with_capacity(rules.len());
+        let mut errors = Vec::new();
         for rule in rules {
-            if seen.insert(rule.id.value.clone(), compiled.len()).is_some() {
-                return Err(RuleError::new(
+            if seen.contains_key(&rule.id.value) {
+                errors.push(RuleError::new(
                     RuleErrorKind::DuplicateId {
                         id: rule.id.value.clone(),
                     },
@@ -269,9 +278,24 @@ impl RuleSet {
                     rule.id.span.clone(),
                 ));
             }
-            compiled.push(compile_rule(rule)?);
+            seen.entry(rule.id.value.clone()).or_insert(compiled.len());
+            match rule::compile_rule_all(rule) {
+                Ok(rule) => compiled.push(rule),
+                Err(e) => errors.extend(e),
+            }
         }
-        order(&mut compiled, &seen)?;
+        if !errors.is_empty() {
+            return Err(errors);
+        }
+        RuleSet::assemble(compiled, &seen).map_err(|e| vec![e])
+    }
+
+    /// Orders compiled rules and builds the shared query and the indexes over them.
+    fn assemble(
+        mut compiled: Vec<CompiledRule>,
+        seen: &HashMap<String, usize>,
+    ) -> Result<RuleSet, RuleError> {
+        order(&mut compiled, seen)?;
         let source: String = compiled
             .iter()
             .map(|r| r.query_source.as_str())

@@ -8,7 +8,7 @@ use crate::pattern::matcher::{Bindings, Matcher};
 use crate::pattern::meta::{encode, template_metavars};
 use crate::pattern::query::to_query;
 use crate::pattern::{LoopPattern, Pattern, PatternError};
-use crate::rules::error::{RuleError, RuleErrorKind};
+use crate::rules::error::{Gather, RuleError, RuleErrorKind};
 use crate::rules::model::{Rule, Snippet};
 
 pub(super) fn pattern_error(
@@ -28,45 +28,110 @@ pub(super) fn pattern_error(
     RuleError::new(kind, &rule.origin.file, snippet.file_range(e.range))
 }
 
-pub(super) fn compile_rule(rule: Rule) -> Result<CompiledRule, RuleError> {
+/// The compiled parts of a rule.
+struct Parts {
+    pattern: Pattern,
+    loop_patterns: Vec<LoopPattern>,
+    unless: Option<Pattern>,
+    not_inside: Option<Pattern>,
+    class_scope: ScopePatterns,
+    function_scope: ScopePatterns,
+    when_has: Option<Pattern>,
+    when_lacks: Option<Pattern>,
+    constraints: Vec<CompiledConstraint>,
+    files: Option<GlobSet>,
+}
+
+/// Compiles each part of a rule on its own: the parts, or every error, in the order the
+/// parts are read (loading reports the first).
+fn compile_parts(rule: &Rule) -> Result<Parts, Vec<RuleError>> {
+    let mut g = Gather::default();
     let sources: Vec<&str> = rule.patterns.iter().map(|p| p.text.as_str()).collect();
-    let mut pattern = Pattern::compile_any(&sources)
-        .map_err(|(i, e)| pattern_error(&rule, &rule.patterns[i], "`match`", e))?;
-    if rule.ordered {
-        pattern.keep_keyword_order();
-    }
-    let loop_patterns = rule
+    let pattern = g.ok(Pattern::compile_any(&sources)
+        .map_err(|(i, e)| pattern_error(rule, &rule.patterns[i], "`match`", e)));
+    let mut pattern = pattern.map(|mut p| {
+        if rule.ordered {
+            p.keep_keyword_order();
+        }
+        p
+    });
+    let loop_patterns = g.ok(rule
         .inside
         .loop_header
         .iter()
         .map(|s| {
-            LoopPattern::compile(&s.text).map_err(|e| pattern_error(&rule, s, "`inside.loop`", e))
+            LoopPattern::compile(&s.text).map_err(|e| pattern_error(rule, s, "`inside.loop`", e))
         })
-        .collect::<Result<Vec<_>, _>>()?;
+        .collect::<Result<Vec<_>, _>>());
     let needs = actions::unit(&rule.action).facts().needs;
-    if needs == Needs::Function && pattern.root.kind() != Some("function_definition") {
-        return Err(wrong_target(&rule, Needs::Function));
+    if needs == Needs::Function
+        && pattern
+            .as_ref()
+            .is_some_and(|p| p.root.kind() != Some("function_definition"))
+    {
+        g.ok::<()>(Err(wrong_target(rule, Needs::Function)));
+        pattern = None;
     }
     let guard = |snippet: &Option<Snippet>, what: &str| {
         snippet
             .as_ref()
-            .map(|s| Pattern::compile(&s.text).map_err(|e| pattern_error(&rule, s, what, e)))
+            .map(|s| Pattern::compile(&s.text).map_err(|e| pattern_error(rule, s, what, e)))
             .transpose()
     };
-    let unless = guard(&rule.unless, "`unless`")?;
-    let not_inside = guard(&rule.not_inside, "`not_inside`")?;
-    let class_scope = scope_patterns(&rule, &rule.inside.class, "class")?;
-    let function_scope = scope_patterns(&rule, &rule.inside.function, "function")?;
-    let when_has = guard(&rule.when.has, "`when.has`")?;
-    let when_lacks = guard(&rule.when.lacks, "`when.lacks`")?;
-    if needs == Needs::Call && !pattern.has_call() {
-        return Err(wrong_target(&rule, Needs::Call));
+    let unless = g.ok(guard(&rule.unless, "`unless`"));
+    let not_inside = g.ok(guard(&rule.not_inside, "`not_inside`"));
+    let class_scope = g.ok(scope_patterns(rule, &rule.inside.class, "class"));
+    let function_scope = g.ok(scope_patterns(rule, &rule.inside.function, "function"));
+    let when_has = g.ok(guard(&rule.when.has, "`when.has`"));
+    let when_lacks = g.ok(guard(&rule.when.lacks, "`when.lacks`"));
+    if needs == Needs::Call && pattern.as_ref().is_some_and(|p| !p.has_call()) {
+        g.ok::<()>(Err(wrong_target(rule, Needs::Call)));
+        pattern = None;
     }
-    let bound = bound_names(&pattern, &loop_patterns, &class_scope, &function_scope);
-    check_bound(&rule, &bound)?;
-    let constraints = compile_constraints(&rule, &bound)?;
-    check_not_bare(&rule, &pattern, &constraints)?;
-    let files = compile_globs(&rule)?;
+    // What the templates and `where` may use is known only once every binder compiled.
+    let mut constraints = None;
+    if let (Some(pattern), Some(loops), Some(class), Some(function)) =
+        (&pattern, &loop_patterns, &class_scope, &function_scope)
+    {
+        let bound = bound_names(pattern, loops, class, function);
+        g.ok(check_bound(rule, &bound));
+        constraints = g.ok(compile_constraints(rule, &bound));
+        if let Some(c) = &constraints {
+            g.ok(check_not_bare(rule, pattern, c));
+        }
+    }
+    let files = g.ok(compile_globs(rule));
+    let parts = (|| {
+        Some(Parts {
+            pattern: pattern?,
+            loop_patterns: loop_patterns?,
+            unless: unless?,
+            not_inside: not_inside?,
+            class_scope: class_scope?,
+            function_scope: function_scope?,
+            when_has: when_has?,
+            when_lacks: when_lacks?,
+            constraints: constraints?,
+            files: files?,
+        })
+    })();
+    g.finish(|| parts)
+}
+
+/// Compiles a rule: every error it has, or the rule.
+pub(super) fn compile_rule_all(rule: Rule) -> Result<CompiledRule, Vec<RuleError>> {
+    let Parts {
+        pattern,
+        loop_patterns,
+        unless,
+        not_inside,
+        class_scope,
+        function_scope,
+        when_has,
+        when_lacks,
+        constraints,
+        files,
+    } = compile_parts(&rule)?;
     // Checked when the rule set's one query is built (compiling a query costs milliseconds).
     let query_source = to_query(&pattern.root);
     let guard_is_own_output = [&unless, &not_inside].into_iter().flatten().any(|guard| {

@@ -13,7 +13,7 @@ use crate::compile::RuleSet;
 use crate::error::Error;
 use crate::rules::error::{RuleError, RuleErrorKind};
 use crate::rules::model::Rule;
-use crate::rules::{LoadError, load_file, rule_files};
+use crate::rules::{load_file_lenient, rule_files};
 
 /// Lints the rule files under `paths`: load and compile errors, duplicate ids, empty version
 /// ranges, unused loop bindings, metavariables whose bindings cannot agree and rules without
@@ -23,10 +23,17 @@ pub fn lint(paths: &[PathBuf]) -> Result<Vec<RuleError>, Error> {
     let mut loaded: Vec<Rule> = Vec::new();
     for path in paths {
         for file in rule_files(path)? {
-            match load_file(&file) {
-                Ok(rules) => loaded.extend(rules),
-                Err(LoadError::Rule(e)) => findings.push(*e),
-                Err(other) => return Err(other.into()),
+            let read = load_file_lenient(&file).map_err(Error::from)?;
+            loaded.extend(read.rules);
+            findings.extend(read.errors);
+            // What compiling finds in a rule that did not read: errors of other keys.
+            for mut partial in read.partial {
+                partial.after.clear();
+                findings.extend(
+                    RuleSet::compile_checked(vec![partial])
+                        .err()
+                        .unwrap_or_default(),
+                );
             }
         }
     }
@@ -61,9 +68,9 @@ fn lint_rule(rule: &Rule) -> Vec<RuleError> {
     // Alone, a rule's `after` names nothing; the whole set checks those links.
     let mut alone = rule.clone();
     alone.after.clear();
-    let compiled = match RuleSet::compile(vec![alone]) {
+    let compiled = match RuleSet::compile_checked(vec![alone]) {
         Ok(set) => set,
-        Err(e) => return vec![e],
+        Err(errors) => return errors,
     };
     let compiled = &compiled.rules[0];
     let mut out = Vec::new();

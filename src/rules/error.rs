@@ -346,3 +346,47 @@ pub fn did_you_mean<'a>(word: &str, candidates: &[&'a str]) -> Option<&'a str> {
         .max_by(|a, b| a.0.total_cmp(&b.0))
         .map(|(_, c)| c)
 }
+
+/// Errors gathered while reading or compiling a rule, each part on its own, so `lint` can
+/// report every mistake of a rule at once where loading stops at the first (which is the
+/// first gathered: parts are read in the order the loader always read them).
+#[derive(Debug, Default)]
+pub struct Gather(Vec<RuleError>);
+
+impl Gather {
+    /// The value of `result`, or `None` with its error kept.
+    pub fn ok<T>(&mut self, result: Result<T, RuleError>) -> Option<T> {
+        match result {
+            Ok(value) => Some(value),
+            Err(e) => {
+                self.0.push(e);
+                None
+            }
+        }
+    }
+
+    /// Keeps every error of a part that reports several.
+    pub fn extend(&mut self, errors: impl IntoIterator<Item = RuleError>) {
+        self.0.extend(errors);
+    }
+
+    /// The errors gathered.
+    pub fn into_errors(self) -> Vec<RuleError> {
+        self.0
+    }
+
+    /// Whether nothing has gone wrong so far.
+    pub fn is_clean(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// The errors gathered, or `value()` where there are none.
+    pub fn finish<T>(self, value: impl FnOnce() -> Option<T>) -> Result<T, Vec<RuleError>> {
+        if self.0.is_empty()
+            && let Some(v) = value()
+        {
+            return Ok(v);
+        }
+        Err(self.0)
+    }
+}

@@ -17,6 +17,7 @@ use miette::Diagnostic;
 use thiserror::Error;
 
 use crate::source::{FileError, SourceFile};
+pub use convert::ReadRules;
 use error::{RuleError, RuleErrorKind};
 use model::Rule;
 
@@ -118,14 +119,32 @@ pub const MAX_RULE_FILE_BYTES: u64 = 16 << 20;
 
 /// Loads the rules of one file.
 pub fn load_file(path: &Path) -> Result<Vec<Rule>, LoadError> {
+    Ok(first_error(load_file_lenient(path)?)?)
+}
+
+/// The rules of one file that read, and every error of the others (`lint`'s reading: it
+/// reports every mistake, and lints the rules that read).
+pub fn load_file_lenient(path: &Path) -> Result<ReadRules, LoadError> {
     let bytes = FileError::read_regular(path, MAX_RULE_FILE_BYTES, "rule file", "")?;
     let name = path.display().to_string();
     let syntax = Syntax::of(path).unwrap_or(Syntax::Yaml);
-    Ok(load_bytes(&name, &bytes, syntax)?)
+    Ok(read_bytes(&name, &bytes, syntax))
+}
+
+/// The rules, or the first error where there is one.
+fn first_error(read: ReadRules) -> Result<Vec<Rule>, RuleError> {
+    match read.errors.into_iter().next() {
+        Some(e) => Err(e),
+        None => Ok(read.rules),
+    }
 }
 
 /// Loads the rules of a file's bytes, reported under `name`.
 pub fn load_bytes(name: &str, bytes: &[u8], syntax: Syntax) -> Result<Vec<Rule>, RuleError> {
+    first_error(read_bytes(name, bytes, syntax))
+}
+
+fn read_bytes(name: &str, bytes: &[u8], syntax: Syntax) -> ReadRules {
     let text = match std::str::from_utf8(bytes) {
         Ok(text) => text,
         Err(e) => {
@@ -133,64 +152,69 @@ pub fn load_bytes(name: &str, bytes: &[u8], syntax: Syntax) -> Result<Vec<Rule>,
             let valid = e.valid_up_to();
             // Offsets into the lossy text match up to the first invalid byte.
             let file = SourceFile::new(name, lossy.into_owned());
-            return Err(RuleError::new(
-                RuleErrorKind::NotUtf8,
-                &file,
-                valid..valid + 1,
-            ));
+            let error = RuleError::new(RuleErrorKind::NotUtf8, &file, valid..valid + 1);
+            return ReadRules {
+                errors: vec![error],
+                ..ReadRules::default()
+            };
         }
     };
     // A byte-order mark is no part of the rules (editors on Windows write one): it is left
     // out, and diagnostics show the text after it.
-    load_text(name, text.strip_prefix('\u{feff}').unwrap_or(text), syntax)
+    read_text(name, text.strip_prefix('\u{feff}').unwrap_or(text), syntax)
 }
 
 /// Loads rule text of either syntax, reported under `name`.
 pub fn load_text(name: &str, text: &str, syntax: Syntax) -> Result<Vec<Rule>, RuleError> {
-    match syntax {
-        Syntax::Yaml => load_yaml(name, text),
-        Syntax::Dsl => load_dsl(name, text),
+    first_error(read_text(name, text, syntax))
+}
+
+fn read_text(name: &str, text: &str, syntax: Syntax) -> ReadRules {
+    let file = SourceFile::new(name, text);
+    let documents = match syntax {
+        Syntax::Yaml => yaml::read_documents(text)
+            .map(|docs| docs.into_iter().map(|d| (d.value, d.spans)).collect())
+            .map_err(|e| {
+                let end = text[e.offset..]
+                    .chars()
+                    .next()
+                    .map_or(e.offset, |c| e.offset + c.len_utf8());
+                RuleError::new(RuleErrorKind::Yaml(e.message), &file, e.offset..end)
+            }),
+        Syntax::Dsl => dsl::read(text).map(|doc| vec![doc]).map_err(|e| {
+            let error = RuleError::new(RuleErrorKind::DslSyntax(e.message), &file, e.span);
+            match e.help {
+                Some(h) => error.with_help(h),
+                None => error,
+            }
+        }),
+    };
+    let documents: Vec<(serde_yaml::Value, spans::SpanIndex)> = match documents {
+        Ok(documents) => documents,
+        Err(e) => {
+            return ReadRules {
+                errors: vec![e],
+                ..ReadRules::default()
+            };
+        }
+    };
+    let mut read = ReadRules::default();
+    for (value, spans) in &documents {
+        convert::rules_from_document(&file, value, spans, syntax, &mut read);
     }
+    if read.rules.is_empty() && read.errors.is_empty() {
+        let error = RuleError::new(RuleErrorKind::NoRules, &file, 0..text.len());
+        read.errors.push(error);
+    }
+    read
 }
 
 /// Loads DSL rule text, reported under `name`.
 pub fn load_dsl(name: &str, text: &str) -> Result<Vec<Rule>, RuleError> {
-    let file = SourceFile::new(name, text);
-    let (value, spans) = dsl::read(text).map_err(|e| {
-        let error = RuleError::new(RuleErrorKind::DslSyntax(e.message), &file, e.span);
-        match e.help {
-            Some(h) => error.with_help(h),
-            None => error,
-        }
-    })?;
-    let rules = convert::rules_from_document(&file, &value, &spans, Syntax::Dsl)?;
-    if rules.is_empty() {
-        return Err(RuleError::new(RuleErrorKind::NoRules, &file, 0..text.len()));
-    }
-    Ok(rules)
+    load_text(name, text, Syntax::Dsl)
 }
 
 /// Loads YAML rule text, reported under `name`.
 pub fn load_yaml(name: &str, text: &str) -> Result<Vec<Rule>, RuleError> {
-    let file = SourceFile::new(name, text);
-    let documents = yaml::read_documents(text).map_err(|e| {
-        let end = text[e.offset..]
-            .chars()
-            .next()
-            .map_or(e.offset, |c| e.offset + c.len_utf8());
-        RuleError::new(RuleErrorKind::Yaml(e.message), &file, e.offset..end)
-    })?;
-    let mut rules = Vec::new();
-    for document in &documents {
-        rules.extend(convert::rules_from_document(
-            &file,
-            &document.value,
-            &document.spans,
-            Syntax::Yaml,
-        )?);
-    }
-    if rules.is_empty() {
-        return Err(RuleError::new(RuleErrorKind::NoRules, &file, 0..text.len()));
-    }
-    Ok(rules)
+    load_text(name, text, Syntax::Yaml)
 }

@@ -11,7 +11,7 @@ use serde_yaml::{Mapping, Value};
 use super::Syntax;
 use super::action::{ArgReader, action_names, action_spec};
 use super::error::{RuleError, RuleErrorKind, did_you_mean};
-use super::model::{Action, Expect, Origin, Phase, Policy, Rule, Spanned};
+use super::model::{Action, Expect, Phase, Policy, Rule, Spanned};
 use super::spans::{Path, Seg, SpanIndex};
 use crate::source::SourceFile;
 
@@ -43,32 +43,53 @@ pub const RULE_KEYS: &[&str] = &[
 /// The keys of `inside`.
 pub const INSIDE_KEYS: &[&str] = &["class", "function", "loop"];
 
+/// What reading rule text gave: the rules that read, every error of the others, and of
+/// those the ones that could still be put together (for lint only: never run them).
+#[derive(Debug, Default)]
+pub struct ReadRules {
+    /// Rules that read without error.
+    pub rules: Vec<Rule>,
+    /// Every error, in reading order.
+    pub errors: Vec<RuleError>,
+    /// Rules with errors, put together with defaults where their parts failed.
+    pub partial: Vec<Rule>,
+}
+
 /// Reads every rule of one document.
 pub fn rules_from_document(
     file: &SourceFile,
     value: &Value,
     spans: &SpanIndex,
     syntax: Syntax,
-) -> Result<Vec<Rule>, RuleError> {
+    read: &mut ReadRules,
+) {
     let cx = Cx {
         file,
         spans,
         syntax,
     };
+    let mut take = |rule: Result<Rule, (Vec<RuleError>, Option<Rule>)>| match rule {
+        Ok(rule) => read.rules.push(rule),
+        Err((errors, partial)) => {
+            read.errors.extend(errors);
+            read.partial.extend(partial);
+        }
+    };
+    let wrong = |path: &[Seg], expected: &str, found: &Value| {
+        Err((vec![cx.wrong_type(path, "rule", expected, found)], None))
+    };
     match value {
-        Value::Mapping(map) => Ok(vec![cx.rule(Vec::new(), map)?]),
-        Value::Sequence(items) => items
-            .iter()
-            .enumerate()
-            .map(|(i, item)| {
+        Value::Mapping(map) => take(cx.rule(Vec::new(), map)),
+        Value::Sequence(items) => {
+            for (i, item) in items.iter().enumerate() {
                 let path = vec![Seg::Index(i)];
-                match item {
+                take(match item {
                     Value::Mapping(map) => cx.rule(path, map),
-                    other => Err(cx.wrong_type(&path, "rule", "a mapping", other)),
-                }
-            })
-            .collect(),
-        other => Err(cx.wrong_type(&[], "rule", "a mapping (or a list of them)", other)),
+                    other => wrong(&path, "a mapping", other),
+                });
+            }
+        }
+        other => take(wrong(&[], "a mapping (or a list of them)", other)),
     }
 }
 
@@ -152,120 +173,62 @@ impl Cx<'_> {
         allowed: &[&str],
         within: &str,
     ) -> Result<(), RuleError> {
-        for key in map.keys() {
-            let Some(name) = key.as_str() else {
-                return Err(self.wrong_type(path, within, "a mapping with text keys", key));
-            };
-            if !allowed.contains(&name) {
-                let error = self.error(
-                    RuleErrorKind::UnknownKey {
-                        key: name.to_string(),
-                        within: within.to_string(),
-                    },
-                    self.spans.key(&key_path(path, name)),
-                );
-                // At the top of a rule an action name is a likely slip too: the DSL writes
-                // actions bare, YAML under `action:`.
-                let actions = action_names();
-                let mut candidates = allowed.to_vec();
-                if allowed == RULE_KEYS {
-                    candidates.extend_from_slice(&actions);
-                }
-                return Err(match did_you_mean(name, &candidates) {
-                    Some(s) if actions.contains(&s) && self.syntax == Syntax::Yaml => error
-                        .with_help(format!(
-                            "actions go under `action:`, e.g. `action: {{{s}: ...}}`"
-                        )),
-                    Some(s) if actions.contains(&s) => {
-                        error.with_help(format!("did you mean the action `{s}`?"))
-                    }
-                    Some(s) => error.with_help(format!("did you mean `{s}`?")),
-                    None => error.with_help(format!("expected one of: {}", allowed.join(", "))),
-                });
-            }
+        match self
+            .unknown_keys(path, map, allowed, within)
+            .into_iter()
+            .next()
+        {
+            Some(e) => Err(e),
+            None => Ok(()),
         }
-        Ok(())
     }
 
-    fn rule(&self, path: Path, map: &Mapping) -> Result<Rule, RuleError> {
-        self.check_keys(&path, map, RULE_KEYS, "a rule")?;
-        // Keys are read in this order, so the first of several mistakes is the one reported.
-        let field = |key: &str| map.get(key).map(|v| (key_path(&path, key), v));
-        let required = |key: &str| {
-            field(key).ok_or_else(|| {
-                let within = "a rule".to_string();
-                let kind = RuleErrorKind::MissingKey {
-                    key: key.to_string(),
-                    within,
-                };
-                self.error(kind, self.spans.value(&path))
-            })
-        };
-        let (p, v) = required("id")?;
-        let id = self.id(&p, v)?;
-        let description = field("description")
-            .map(|(p, v)| self.string(&p, "description", v).map(|s| s.value))
-            .transpose()?;
-        let requires = optional(field("requires"), |p, v| self.requires(p, "requires", v))?;
-        let fixed_upstream = optional(field("fixed_upstream"), |p, v| {
-            self.requires(p, "fixed_upstream", v)
-        })?;
-        let family = field("family").map(|(p, v)| self.id(&p, v)).transpose()?;
-        let group = field("group").map(|(p, v)| self.id(&p, v)).transpose()?;
-        let phase = optional(field("phase"), |p, v| self.phase(p, v))?;
-        let files = optional(field("files"), |p, v| self.globs(p, v))?;
-        let inside = optional(field("inside"), |p, v| self.inside(p, v))?;
-        let (p, v) = required("match")?;
-        let patterns = self.alternatives(&p, "match", v)?;
-        let code = |key: &str| {
-            field(key)
-                .map(|(p, v)| self.snippet(&p, key, v))
-                .transpose()
-        };
-        let unless = code("unless")?;
-        let not_inside = code("not_inside")?;
-        let after = optional(field("after"), |p, v| self.strings(p, "after", v))?;
-        let constraints = optional(field("where"), |p, v| self.constraints(p, v))?;
-        let (action, expect) = self.action_and_expect(field("action"), field("expect"))?;
-        let when = optional(field("when"), |p, v| self.when(p, v))?;
-        let flag = |key: &str| match field(key) {
-            Some((_, Value::Bool(b))) => Ok(*b),
-            Some((p, v)) => Err(self.wrong_type(&p, key, "true or false", v)),
-            None => Ok(false),
-        };
-        let preserve_lines = flag("preserve_lines")?;
-        let ordered = flag("ordered")?;
-        let on_miss = optional(field("on_miss"), |p, v| self.policy(p, "on_miss", v))?;
-        let on_refuse = optional(field("on_refuse"), |p, v| self.policy(p, "on_refuse", v))?;
-        let tests = optional(field("tests"), |p, v| self.tests(p, v))?;
-        Ok(Rule {
-            id,
-            description,
-            requires,
-            fixed_upstream,
-            group,
-            family,
-            phase,
-            files,
-            inside,
-            patterns,
-            unless,
-            not_inside,
-            after,
-            constraints,
-            action,
-            expect,
-            when,
-            preserve_lines,
-            ordered,
-            on_miss,
-            on_refuse,
-            tests,
-            origin: Origin {
-                file: self.file.clone(),
-                span: self.spans.value(&path),
+    /// Every key outside `allowed`, each suggesting the closest allowed one.
+    fn unknown_keys(
+        &self,
+        path: &[Seg],
+        map: &Mapping,
+        allowed: &[&str],
+        within: &str,
+    ) -> Vec<RuleError> {
+        let mut errors = Vec::new();
+        for key in map.keys() {
+            let Some(name) = key.as_str() else {
+                errors.push(self.wrong_type(path, within, "a mapping with text keys", key));
+                continue;
+            };
+            if !allowed.contains(&name) {
+                errors.push(self.unknown_key(path, name, allowed, within));
+            }
+        }
+        errors
+    }
+
+    fn unknown_key(&self, path: &[Seg], name: &str, allowed: &[&str], within: &str) -> RuleError {
+        let error = self.error(
+            RuleErrorKind::UnknownKey {
+                key: name.to_string(),
+                within: within.to_string(),
             },
-        })
+            self.spans.key(&key_path(path, name)),
+        );
+        // At the top of a rule an action name is a likely slip too: the DSL writes
+        // actions bare, YAML under `action:`.
+        let actions = action_names();
+        let mut candidates = allowed.to_vec();
+        if allowed == RULE_KEYS {
+            candidates.extend_from_slice(&actions);
+        }
+        match did_you_mean(name, &candidates) {
+            Some(s) if actions.contains(&s) && self.syntax == Syntax::Yaml => error.with_help(
+                format!("actions go under `action:`, e.g. `action: {{{s}: ...}}`"),
+            ),
+            Some(s) if actions.contains(&s) => {
+                error.with_help(format!("did you mean the action `{s}`?"))
+            }
+            Some(s) => error.with_help(format!("did you mean `{s}`?")),
+            None => error.with_help(format!("expected one of: {}", allowed.join(", "))),
+        }
     }
 
     /// A rule id: one word the DSL's `rule ID` can write too, so one rule reads the same in
@@ -480,6 +443,7 @@ fn first_line(s: &str) -> String {
 }
 
 mod requires;
+mod rule;
 mod scope;
 #[cfg(test)]
 mod tests;

@@ -1,0 +1,174 @@
+//! Reading one rule: each key on its own, so every mistake is found, and the rule put
+//! together from what read.
+
+use serde_yaml::{Mapping, Value};
+
+use super::{Cx, RULE_KEYS, key_path, optional};
+use crate::rules::error::{Gather, RuleError, RuleErrorKind};
+use crate::rules::model::{
+    Action, Constraint, Expect, Inside, Origin, Phase, Policy, Requirement, Rule, Snippet, Spanned,
+    TestCase, When,
+};
+use crate::rules::spans::{Path, Seg};
+
+/// The keys of one rule, each read on its own (`None`: it had a mistake).
+struct Parts {
+    id: Option<Spanned<String>>,
+    description: Option<Option<String>>,
+    requires: Option<Vec<Requirement>>,
+    fixed_upstream: Option<Vec<Requirement>>,
+    family: Option<Option<Spanned<String>>>,
+    group: Option<Option<Spanned<String>>>,
+    phase: Option<Phase>,
+    files: Option<Vec<Spanned<String>>>,
+    inside: Option<Inside>,
+    patterns: Option<Vec<Snippet>>,
+    unless: Option<Option<Snippet>>,
+    not_inside: Option<Option<Snippet>>,
+    after: Option<Vec<Spanned<String>>>,
+    constraints: Option<Vec<(Spanned<String>, Constraint)>>,
+    action_expect: Option<(Action, Option<Expect>)>,
+    when: Option<When>,
+    preserve_lines: Option<bool>,
+    ordered: Option<bool>,
+    on_miss: Option<Policy>,
+    on_refuse: Option<Policy>,
+    tests: Option<Vec<TestCase>>,
+}
+
+impl Parts {
+    /// The rule, where its id, match, action, `inside` and `where` read; other keys with
+    /// mistakes are left at their defaults.
+    fn assemble(self, origin: Origin) -> Option<Rule> {
+        let (action, expect) = self.action_expect?;
+        Some(Rule {
+            id: self.id?,
+            description: self.description.unwrap_or_default(),
+            requires: self.requires.unwrap_or_default(),
+            fixed_upstream: self.fixed_upstream.unwrap_or_default(),
+            group: self.group.unwrap_or_default(),
+            family: self.family.unwrap_or_default(),
+            phase: self.phase.unwrap_or_default(),
+            files: self.files.unwrap_or_default(),
+            inside: self.inside?,
+            patterns: self.patterns?,
+            unless: self.unless.unwrap_or_default(),
+            not_inside: self.not_inside.unwrap_or_default(),
+            after: self.after.unwrap_or_default(),
+            constraints: self.constraints?,
+            action,
+            expect,
+            when: self.when.unwrap_or_default(),
+            preserve_lines: self.preserve_lines.unwrap_or_default(),
+            ordered: self.ordered.unwrap_or_default(),
+            on_miss: self.on_miss.unwrap_or_default(),
+            on_refuse: self.on_refuse.unwrap_or_default(),
+            tests: self.tests.unwrap_or_default(),
+            origin,
+        })
+    }
+}
+
+impl Cx<'_> {
+    /// Reads one rule: the rule, or its errors with as much of it as could be read.
+    pub(super) fn rule(
+        &self,
+        path: Path,
+        map: &Mapping,
+    ) -> Result<Rule, (Vec<RuleError>, Option<Rule>)> {
+        let mut g = Gather::default();
+        g.extend(self.unknown_keys(&path, map, RULE_KEYS, "a rule"));
+        let parts = self.parts(&path, map, &mut g);
+        // A rule with mistakes is still put together where what binds metavariables read
+        // (the match, `inside`, `where`), the rest left at its defaults: lint compiles it
+        // for the errors compiling finds, which no defaulted key can cause.
+        let rule = parts.assemble(Origin {
+            file: self.file.clone(),
+            span: self.spans.value(&path),
+        });
+        match rule {
+            Some(rule) if g.is_clean() => Ok(rule),
+            partial => Err((g.into_errors(), partial)),
+        }
+    }
+
+    /// Each key of a rule read on its own, in this order: the loader reports the first
+    /// mistake, lint every one.
+    fn parts(&self, path: &[Seg], map: &Mapping, g: &mut Gather) -> Parts {
+        let field = |key: &str| map.get(key).map(|v| (key_path(path, key), v));
+        let required = |key: &str| {
+            field(key).ok_or_else(|| {
+                let within = "a rule".to_string();
+                let kind = RuleErrorKind::MissingKey {
+                    key: key.to_string(),
+                    within,
+                };
+                self.error(kind, self.spans.value(path))
+            })
+        };
+        let id = g.ok(required("id").and_then(|(p, v)| self.id(&p, v)));
+        let description = g.ok(field("description")
+            .map(|(p, v)| self.string(&p, "description", v).map(|s| s.value))
+            .transpose());
+        let requires = g.ok(optional(field("requires"), |p, v| {
+            self.requires(p, "requires", v)
+        }));
+        let fixed_upstream = g.ok(optional(field("fixed_upstream"), |p, v| {
+            self.requires(p, "fixed_upstream", v)
+        }));
+        let family = g.ok(field("family").map(|(p, v)| self.id(&p, v)).transpose());
+        let group = g.ok(field("group").map(|(p, v)| self.id(&p, v)).transpose());
+        let phase = g.ok(optional(field("phase"), |p, v| self.phase(p, v)));
+        let files = g.ok(optional(field("files"), |p, v| self.globs(p, v)));
+        let inside = g.ok(optional(field("inside"), |p, v| self.inside(p, v)));
+        let patterns = g.ok(required("match").and_then(|(p, v)| self.alternatives(&p, "match", v)));
+        let code = |key: &str| {
+            field(key)
+                .map(|(p, v)| self.snippet(&p, key, v))
+                .transpose()
+        };
+        let unless = g.ok(code("unless"));
+        let not_inside = g.ok(code("not_inside"));
+        let after = g.ok(optional(field("after"), |p, v| self.strings(p, "after", v)));
+        let constraints = g.ok(optional(field("where"), |p, v| self.constraints(p, v)));
+        let action_expect = g.ok(self.action_and_expect(field("action"), field("expect")));
+        let when = g.ok(optional(field("when"), |p, v| self.when(p, v)));
+        let flag = |key: &str| match field(key) {
+            Some((_, Value::Bool(b))) => Ok(*b),
+            Some((p, v)) => Err(self.wrong_type(&p, key, "true or false", v)),
+            None => Ok(false),
+        };
+        let preserve_lines = g.ok(flag("preserve_lines"));
+        let ordered = g.ok(flag("ordered"));
+        let on_miss = g.ok(optional(field("on_miss"), |p, v| {
+            self.policy(p, "on_miss", v)
+        }));
+        let on_refuse = g.ok(optional(field("on_refuse"), |p, v| {
+            self.policy(p, "on_refuse", v)
+        }));
+        let tests = g.ok(optional(field("tests"), |p, v| self.tests(p, v)));
+        Parts {
+            id,
+            description,
+            requires,
+            fixed_upstream,
+            family,
+            group,
+            phase,
+            files,
+            inside,
+            patterns,
+            unless,
+            not_inside,
+            after,
+            constraints,
+            action_expect,
+            when,
+            preserve_lines,
+            ordered,
+            on_miss,
+            on_refuse,
+            tests,
+        }
+    }
+}
