@@ -94,6 +94,7 @@ fn to_py_err(py: Python<'_>, error: &Error) -> PyErr {
         | Error::MatrixTarget { .. }
         | Error::Fetch(_)
         | Error::Write(_)
+        | Error::Config(_)
         | Error::Usage(_) => RegraftError::new_err(message),
     };
     let value = err.value(py);
