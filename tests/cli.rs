@@ -461,6 +461,59 @@ fn write_then_check_passes_for_a_replace_rule_and_real_drift_still_fails() {
     assert_eq!(drift.status.code(), Some(3));
 }
 
+/// `--write`, then `--check` with the same rule: the check passes ("already applied").
+fn write_then_check(rule: &str, source: &str) -> (tempfile::TempDir, String) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("r.yaml"), rule).unwrap();
+    std::fs::write(dir.path().join("m.py"), source).unwrap();
+    let write = regraft(&["apply", "-r", "r.yaml", "m.py", "--write"], dir.path());
+    assert_eq!(write.status.code(), Some(0), "{}", text(&write.stderr));
+    assert_ne!(
+        std::fs::read_to_string(dir.path().join("m.py")).unwrap(),
+        source
+    );
+    let check = regraft(&["apply", "-r", "r.yaml", "m.py", "--check"], dir.path());
+    assert_eq!(check.status.code(), Some(0), "{}", text(&check.stderr));
+    (dir, text(&check.stderr))
+}
+
+#[test]
+fn write_then_check_passes_for_rename_and_delete_rules_and_real_drift_still_fails() {
+    // rename: the pattern with its names renamed is the patched shape.
+    let rename = "id: r\ninside: {function: forward}\nmatch: \"self.drop(x)\"\naction: {rename: {from: drop, to: dropout, attributes: true}}\nexpect: 1\n";
+    let (dir, said) = write_then_check(rename, "def forward(self, x):\n    return self.drop(x)\n");
+    assert!(said.contains("r already applied (1 match)"), "{said}");
+    std::fs::write(
+        dir.path().join("m.py"),
+        "def forward(self, x):\n    return self.other(x)\n",
+    )
+    .unwrap();
+    let drift = regraft(&["apply", "-r", "r.yaml", "m.py", "--check"], dir.path());
+    assert_eq!(drift.status.code(), Some(3), "{}", text(&drift.stderr));
+    // delete: the match's absence from the function the rule names.
+    let delete = "id: d\ninside: {class: Model, function: forward}\nmatch: \"x = self.dropout(x)\"\naction: {delete: true}\nexpect: 1\n";
+    let source = "class Model:\n    def forward(self, x):\n        x = self.dropout(x)\n        return x\n\n    def helper(self, x):\n        return x\n";
+    let (dir, said) = write_then_check(delete, source);
+    assert!(said.contains("d already applied (1 match)"), "{said}");
+    // Upstream changed the statement rather than the deletion removing it: drift.
+    std::fs::write(dir.path().join("m.py"), "class Model:\n    def forward(self, x):\n        x = self.drop_path(x)\n        return x\n").unwrap();
+    let drift = regraft(&["apply", "-r", "r.yaml", "m.py", "--check"], dir.path());
+    assert_eq!(drift.status.code(), Some(3), "{}", text(&drift.stderr));
+    // Without its anchor (no `Model.forward`), the absence is drift.
+    std::fs::write(
+        dir.path().join("m.py"),
+        "class Other:\n    def forward(self, x):\n        return x\n",
+    )
+    .unwrap();
+    let drift = regraft(&["apply", "-r", "r.yaml", "m.py", "--check"], dir.path());
+    assert_eq!(drift.status.code(), Some(3), "{}", text(&drift.stderr));
+    // A delete rule with no class or function to anchor it: the absence says nothing.
+    let bare = "id: d\nmatch: \"x = self.dropout(x)\"\naction: {delete: true}\nexpect: 1\n";
+    std::fs::write(dir.path().join("r.yaml"), bare).unwrap();
+    let drift = regraft(&["apply", "-r", "r.yaml", "m.py", "--check"], dir.path());
+    assert_eq!(drift.status.code(), Some(3), "{}", text(&drift.stderr));
+}
+
 #[test]
 fn diffs_are_coloured_when_colour_is_on_and_plain_otherwise() {
     let dir = tempfile::tempdir().unwrap();

@@ -64,10 +64,10 @@ pub trait ActionUnit: ActionSpec {
         Vec::new()
     }
 
-    /// The code the action leaves at a site, where that is one template (`replace`): read as a
-    /// pattern, it recognises the patch already applied.
-    fn applied_shape<'a>(&self, _args: &'a Arg) -> Option<&'a Snippet> {
-        None
+    /// What the action leaves where `pattern` matched: read as a pattern, the code recognises
+    /// the patch already applied (`--write`, then `--check`).
+    fn applied_shape(&self, _args: &Arg, _pattern: &str) -> AppliedShape {
+        AppliedShape::Unknown
     }
 
     /// One line for `explain`: what it does with these arguments.
@@ -83,6 +83,18 @@ pub trait ActionUnit: ActionSpec {
         site: &Site<'_, '_>,
         signatures: &mut Signatures,
     ) -> Result<Vec<Edit>, ActionFailure>;
+}
+
+/// What an action leaves at a site, for recognising the patch already applied.
+#[derive(Debug, Clone, PartialEq)]
+pub enum AppliedShape {
+    /// Nothing that can be recognised.
+    Unknown,
+    /// This code (a pattern's text, metavariables and all).
+    Code(String),
+    /// Nothing: the site is gone (`delete`), which shows as the match's absence within the
+    /// rule's class or function.
+    Absent,
 }
 
 /// Every action unit; `register_action!` adds one.

@@ -2,7 +2,9 @@
 
 use tree_sitter::Node;
 
-use super::{ActionFailure, ActionUnit, Facts, Needs, Signatures, Site, register_action};
+use super::{
+    ActionFailure, ActionUnit, AppliedShape, Facts, Needs, Signatures, Site, register_action,
+};
 use crate::edit::Edit;
 use crate::rules::action::{ActionSpec, Arg, ArgReader};
 use crate::rules::convert::is_identifier;
@@ -60,6 +62,25 @@ impl ActionUnit for Rename {
 
     fn templates<'a>(&self, _: &'a Arg) -> Vec<&'a Snippet> {
         Vec::new()
+    }
+
+    /// The pattern with the same names renamed as at a site.
+    fn applied_shape(&self, args: &Arg, pattern: &str) -> AppliedShape {
+        let Ok(encoded) = crate::pattern::meta::encode(pattern) else {
+            return AppliedShape::Unknown;
+        };
+        let tree = crate::python::parse(&encoded.text);
+        let from = args.field("from").map_or("", Arg::text);
+        let to = args.field("to").map_or("", Arg::text);
+        let attributes = args.field("attributes").is_some_and(Arg::flag);
+        let mut text = encoded.text.clone();
+        for edit in rename(tree.root_node(), &encoded.text, from, to, attributes)
+            .iter()
+            .rev()
+        {
+            text.replace_range(edit.range.clone(), &edit.text);
+        }
+        AppliedShape::Code(crate::pattern::meta::decode_text(&text))
     }
 
     fn plan(

@@ -4,8 +4,9 @@
 use tree_sitter::Node;
 
 use super::{
-    ActionFailure, ActionUnit, Facts, Needs, Signatures, Site, after_trailing_comment,
-    enclosing_statement, register_action, same_code, siblings_of, statement_count,
+    ActionFailure, ActionUnit, AppliedShape, Facts, Needs, Signatures, Site,
+    after_trailing_comment, enclosing_statement, register_action, same_code, siblings_of,
+    statement_count,
 };
 use crate::edit::Edit;
 use crate::pattern::template::substitute;
@@ -37,8 +38,10 @@ impl ActionUnit for Replace {
         format!("replace with `{}`", args.text())
     }
 
-    fn applied_shape<'a>(&self, args: &'a Arg) -> Option<&'a Snippet> {
-        args.snippet()
+    fn applied_shape(&self, args: &Arg, _pattern: &str) -> AppliedShape {
+        args.snippet().map_or(AppliedShape::Unknown, |s| {
+            AppliedShape::Code(s.text.clone())
+        })
     }
 
     fn plan(
@@ -181,6 +184,10 @@ impl ActionUnit for Delete {
 
     fn templates<'a>(&self, _: &'a Arg) -> Vec<&'a Snippet> {
         Vec::new()
+    }
+
+    fn applied_shape(&self, _: &Arg, _pattern: &str) -> AppliedShape {
+        AppliedShape::Absent
     }
 
     fn plan(

@@ -27,6 +27,16 @@ use rule::pattern_error;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct RuleId(pub usize);
 
+/// How a rule recognises its patch already in place.
+#[derive(Debug)]
+pub enum Applied {
+    /// Sites of the shape the action leaves (a `replace` template, a `rename`d pattern).
+    Shape(Pattern),
+    /// The match's absence from a class or function the rule's `inside` selects: each such
+    /// scope is a site the deletion already cleared.
+    Absence,
+}
+
 /// A rule ready to run.
 #[derive(Debug)]
 pub struct CompiledRule {
@@ -50,10 +60,9 @@ pub struct CompiledRule {
     pub guard_is_own_output: bool,
     /// `where`, compiled: conditions on what metavariables bound.
     pub constraints: Vec<CompiledConstraint>,
-    /// The shape the action leaves (a `replace` template, as a pattern): where `match` finds
-    /// too few sites, sites of this shape are the patch already applied (`--write`, then
-    /// `--check`), and count as such.
-    pub applied: Option<Pattern>,
+    /// How the patch already in place shows (`--write`, then `--check`): where `match` finds
+    /// too few sites, these count as sites already patched.
+    pub applied: Option<Applied>,
     /// `inside.class`'s `has` and `lacks`, compiled.
     pub class_scope: ScopePatterns,
     /// `inside.function`'s `has` and `lacks`, compiled.

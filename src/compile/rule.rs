@@ -2,8 +2,8 @@
 
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 
-use super::{CompiledConstraint, CompiledRule, ScopePatterns};
-use crate::actions::{self, Needs};
+use super::{Applied, CompiledConstraint, CompiledRule, ScopePatterns};
+use crate::actions::{self, AppliedShape, Needs};
 use crate::pattern::matcher::{Bindings, Matcher};
 use crate::pattern::meta::{encode, template_metavars};
 use crate::pattern::query::to_query;
@@ -140,11 +140,20 @@ pub(super) fn compile_rule_all(rule: Rule) -> Result<CompiledRule, Vec<RuleError
             .iter()
             .any(|t| writes(guard, &t.text))
     });
-    // A template that does not read as a pattern recognises nothing; that is no error.
-    let applied = actions::unit(&rule.action)
-        .applied_shape(&rule.action.args)
-        .and_then(|t| Pattern::compile(&t.text).ok())
-        .filter(|p| p.root != pattern.root);
+    // A shape that does not read as a pattern recognises nothing; that is no error. A
+    // deletion shows only as an absence, which means something only within a named scope.
+    let first = rule.patterns.first().map_or("", |p| p.text.as_str());
+    let shape = actions::unit(&rule.action).applied_shape(&rule.action.args, first);
+    let applied = match shape {
+        AppliedShape::Code(text) => Pattern::compile(&text)
+            .ok()
+            .filter(|p| p.root != pattern.root)
+            .map(Applied::Shape),
+        AppliedShape::Absent if rule.inside.class.is_some() || rule.inside.function.is_some() => {
+            Some(Applied::Absence)
+        }
+        AppliedShape::Absent | AppliedShape::Unknown => None,
+    };
     let mut compiled = CompiledRule {
         rule,
         pattern,

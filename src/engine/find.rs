@@ -8,7 +8,7 @@ use streaming_iterator::StreamingIterator;
 use tree_sitter::{Node, QueryCursor};
 
 use super::{Engine, scope};
-use crate::compile::{CompiledRule, RuleId};
+use crate::compile::{Applied, CompiledRule, RuleId};
 use crate::pattern::matcher::{Bindings, Capture, Matcher};
 use crate::pattern::query::ROOT_CAPTURE;
 use crate::prefilter::Hits;
@@ -57,10 +57,14 @@ impl Engine<'_> {
                 // Too few sites of the pattern: sites of the shape the action leaves are this
                 // patch already in place (`--write`, then `--check`), and count as such.
                 let wanted = rule.rule.expect.map_or(0, |e| e.min) as usize;
-                if found.len() < wanted
-                    && let Some(applied) = &rule.applied
-                {
-                    found.extend(applied_sites(rule, applied, root, text, &matcher, &cache));
+                match &rule.applied {
+                    Some(Applied::Shape(applied)) if found.len() < wanted => {
+                        found.extend(applied_sites(rule, applied, root, text, &matcher, &cache));
+                    }
+                    Some(Applied::Absence) if found.is_empty() && wanted > 0 => {
+                        found.extend(cleared_scopes(rule, root, text, &matcher, &cache));
+                    }
+                    _ => {}
                 }
                 found
             })
@@ -330,6 +334,78 @@ fn applied_sites<'t>(
         }
     }
     out
+}
+
+/// The classes or functions a `delete` rule's `inside` selects, where its match is absent:
+/// sites the deletion already cleared, each reported at the definition's name.
+fn cleared_scopes<'t>(
+    rule: &CompiledRule,
+    root: Node<'t>,
+    text: &str,
+    matcher: &Matcher<'_>,
+    cache: &scope::ScopeCache<'t>,
+) -> Vec<Found<'t>> {
+    let inside = &rule.rule.inside;
+    let (innermost, filter) = match (&inside.function, &inside.class) {
+        (Some(f), _) => ("function_definition", f),
+        (None, Some(c)) => ("class_definition", c),
+        (None, None) => return Vec::new(),
+    };
+    let mut out = Vec::new();
+    let mut cursor = root.walk();
+    let mut stack = vec![root];
+    while let Some(node) = stack.pop() {
+        let children: Vec<Node<'t>> = node.named_children(&mut cursor).collect();
+        stack.extend(children.into_iter().rev());
+        if node.kind() != innermost {
+            continue;
+        }
+        // This definition is the scope (its name selected), and its body lies within every
+        // scope and predicate of the rule.
+        let (Some(body), Some(name)) = (
+            node.child_by_field_name("body"),
+            node.child_by_field_name("name"),
+        ) else {
+            continue;
+        };
+        if !filter.matches_name(&text[name.byte_range()]) {
+            continue;
+        }
+        if let Ok(seeds) = scope::scope_bindings(rule, root, body, text, matcher, cache)
+            && !holds_near_miss(rule, node, matcher)
+        {
+            out.push(Found {
+                node: name,
+                last: name,
+                bindings: seeds.into_iter().next().unwrap_or_default(),
+                guarded: true,
+                applied: true,
+            });
+        }
+    }
+    out
+}
+
+/// Whether `scope` holds code close to the rule's pattern (of its kind, and alike past its
+/// first level: `@torch.no_grad()` for `@torch.compile($$$A)`): upstream changed the code
+/// rather than the deletion removing it, so the absence is drift, not the patch in place.
+fn holds_near_miss(rule: &CompiledRule, scope: Node<'_>, matcher: &Matcher<'_>) -> bool {
+    let Some(kind) = rule.pattern.root.kind() else {
+        return false;
+    };
+    let mut cursor = scope.walk();
+    let mut stack = vec![scope];
+    while let Some(node) = stack.pop() {
+        stack.extend(node.named_children(&mut cursor));
+        if node.kind() == kind
+            && matcher
+                .why_not(&rule.pattern.root, node, &mut Bindings::default())
+                .is_some_and(|m| m.depth >= 2)
+        {
+            return true;
+        }
+    }
+    false
 }
 
 /// The statements a match spans: `node` alone, or the run of siblings from `node` to `last`.
