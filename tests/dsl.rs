@@ -293,6 +293,42 @@ fn fmt_refuses_to_drop_a_comment_inside_a_rule() {
 }
 
 #[test]
+fn fmt_keeps_comments_above_a_rules_keys_in_both_syntaxes() {
+    let dir = tempfile::tempdir().unwrap();
+    let yaml = "- id: a\n  # why this shape\n  match: \"f($X)\"\n  # the fix\n  action: {replace: \"g($X)\"}\n";
+    fs::write(dir.path().join("a.yaml"), yaml).unwrap();
+    let out = regraft(&["fmt", "a.yaml"], dir.path());
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        fs::read_to_string(dir.path().join("a.yaml")).unwrap(),
+        "id: a\nphase: pre_compile\n# why this shape\nmatch: f($X)\n# the fix\naction:\n  replace: g($X)\n"
+    );
+    let to_dsl = regraft(&["fmt", "--to", "dsl", "a.yaml"], dir.path());
+    assert_eq!(
+        String::from_utf8_lossy(&to_dsl.stdout),
+        "rule a\n  phase pre_compile\n  # why this shape\n  match `f($X)`\n  # the fix\n  replace `g($X)`\n"
+    );
+    // A DSL file's comment above a bare action stays above it.
+    fs::write(
+        dir.path().join("b.graft"),
+        String::from_utf8_lossy(&to_dsl.stdout).as_ref(),
+    )
+    .unwrap();
+    let check = regraft(&["fmt", "--check", "b.graft"], dir.path());
+    assert_eq!(
+        check.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&check.stdout)
+    );
+}
+
+#[test]
 fn rule_folders_load_dsl_files_beside_yaml() {
     let dir = tempfile::tempdir().unwrap();
     fs::create_dir(dir.path().join("rules")).unwrap();

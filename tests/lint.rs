@@ -15,6 +15,12 @@ fn shipped_rules_lint_clean() {
 }
 
 #[test]
+fn shipped_rules_are_in_canonical_layout() {
+    let out = regraft(&["fmt", "--check", "rules"], root());
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
+}
+
+#[test]
 fn human_output_lists_every_finding() {
     let _snapshots = crate::util::snapshots(module_path!());
     let out = lint(&["-r", "tests/fixtures/lint"]);

@@ -305,7 +305,21 @@ pub fn to_yaml(rules: &[(Rule, String)]) -> String {
     rules
         .iter()
         .map(|(rule, comments)| {
-            let body = serde_yaml::to_string(&to_value(rule)).expect("plain values serialize");
+            let Value::Mapping(map) = to_value(rule) else {
+                unreachable!("a rule is a mapping")
+            };
+            let notes = key_comments(rule);
+            // Key by key, so the comments that stood above a key stay above it.
+            let body: String = map
+                .into_iter()
+                .map(|(key, value)| {
+                    let above = notes.get(key.as_str().unwrap_or_default());
+                    let mut one = Mapping::new();
+                    one.insert(key, value);
+                    let text = serde_yaml::to_string(&one).expect("plain values serialize");
+                    format!("{}{text}", above.map_or("", String::as_str))
+                })
+                .collect();
             format!("{comments}{body}")
         })
         .collect::<Vec<_>>()
@@ -326,8 +340,14 @@ fn dsl_rule(rule: &Rule) -> String {
         unreachable!("a rule is a mapping")
     };
     let mut out = format!("rule {}\n", rule.id.value);
+    let notes = key_comments(rule);
     for (key, value) in &map {
         let key = key.as_str().unwrap_or_default();
+        if let Some(above) = notes.get(key) {
+            for line in above.lines() {
+                out.push_str(&format!("  {line}\n"));
+            }
+        }
         match key {
             "id" => {}
             // `action replace ...` is written as the shorter `replace ...`.
@@ -460,6 +480,53 @@ pub fn leading_comments(text: &str, rule_start: usize) -> String {
     }
     kept.reverse();
     kept.iter().map(|l| format!("{l}\n")).collect()
+}
+
+/// The comment lines directly above each top-level key of a rule, by key (an action, which
+/// the DSL writes bare, under `action`): `fmt` keeps them there. Comments above nested keys
+/// are not kept, and `fmt` refuses to drop them ([`dropped_comment`]).
+fn key_comments(rule: &Rule) -> std::collections::HashMap<String, String> {
+    let text = rule.origin.file.text();
+    let span = rule.origin.span.start.min(text.len())..rule.origin.span.end.min(text.len());
+    let line_start = text[..span.start].rfind('\n').map_or(0, |i| i + 1);
+    let actions = super::action::action_names();
+    let mut notes = std::collections::HashMap::new();
+    let mut pending = String::new();
+    // The rule's keys stand at the indentation of its second line (the first carries a `- `
+    // list marker, or is the DSL's `rule ID`).
+    let mut indent = None;
+    let mut first = true;
+    for line in text[line_start..span.end].lines() {
+        let t = line.trim();
+        if t.starts_with('#') {
+            pending.push_str(t);
+            pending.push('\n');
+            continue;
+        }
+        if t.is_empty() {
+            continue;
+        }
+        if std::mem::take(&mut first) {
+            pending.clear();
+            continue;
+        }
+        let at = line.len() - line.trim_start().len();
+        if !pending.is_empty() && at == *indent.get_or_insert(at) {
+            let word = t
+                .split(|c: char| c == ':' || c.is_whitespace())
+                .next()
+                .unwrap_or_default();
+            let key = if actions.contains(&word) {
+                "action"
+            } else {
+                word
+            };
+            notes.insert(key.to_string(), std::mem::take(&mut pending));
+        }
+        indent.get_or_insert(at);
+        pending.clear();
+    }
+    notes
 }
 
 /// The first comment of `original` that `output` no longer contains, if any: `fmt` refuses to
