@@ -240,3 +240,17 @@ fn set_kwargs_puts_a_new_keyword_beside_another() {
     let both = "id: r\nmatch: \"f($$$A)\"\naction: {set_kwargs: {c: {value: \"3\", after: a, before: b}}}\n";
     assert!(crate::util::rule_error(both).contains("not both"));
 }
+
+#[test]
+fn deleting_a_statement_that_shares_its_line_takes_its_semicolon() {
+    let rule = "id: d\nmatch: \"f()\"\naction: {delete: true}\n";
+    for (before, after) in [
+        ("a; f(); b\n", "a; b\n"),
+        ("a; f()\n", "a\n"),
+        ("f(); a\n", "a\n"),
+        ("a ;  f()  ;  b  # c\n", "a ;  b  # c\n"),
+        ("if x: f(); g()\n", "if x: g()\n"),
+    ] {
+        assert_eq!(patched(rule, before), after, "{before:?}");
+    }
+}

@@ -1,6 +1,8 @@
 //! Actions on the match or the statement holding it: `replace`, `insert_before`,
 //! `insert_after` and `delete`.
 
+use std::ops::Range;
+
 use tree_sitter::Node;
 
 use super::{
@@ -229,6 +231,24 @@ impl ActionUnit for Delete {
     }
 }
 
+/// A statement's range on a line it shares (`a; f(); b`), widened by the `;` that separates it
+/// from the next statement (`f(); `), or else from the one before (`a; f()` → `; f()`): the
+/// line stays valid Python, not `a; ; b`.
+fn with_separator(source: &str, range: Range<usize>) -> Range<usize> {
+    let is_space = |c: char| c == ' ' || c == '\t';
+    let rest = &source[range.end..];
+    let after = rest.trim_start_matches(is_space);
+    if let Some(tail) = after.strip_prefix(';') {
+        let spaces = tail.len() - tail.trim_start_matches(is_space).len();
+        return range.start..source.len() - tail.len() + spaces;
+    }
+    let head = source[..range.start].trim_end_matches(is_space);
+    if let Some(before) = head.strip_suffix(';') {
+        return before.trim_end_matches(is_space).len()..range.end;
+    }
+    range
+}
+
 /// Removes whole lines where the node stands alone on them, otherwise just the node. The
 /// comments the node held, or that ended its last line, stay, each on a line of its own at
 /// the node's indentation: a comment says why, and deleting the code does not answer it.
@@ -242,7 +262,7 @@ fn delete_lines(source: &str, node: Node<'_>, last: Node<'_>) -> Edit {
     let after = source[range.end..line_end].trim();
     if !(before.trim().is_empty() && (after.is_empty() || after.starts_with('#'))) {
         return Edit {
-            range,
+            range: with_separator(source, range),
             text: String::new(),
         };
     }
