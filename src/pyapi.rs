@@ -80,9 +80,9 @@ fn to_py_err(py: Python<'_>, error: &Error) -> PyErr {
         Error::Patch(p) => match **p {
             PatchError::Drift { .. } | PatchError::Pin { .. } => DriftError::new_err(message),
             PatchError::Conflict { .. } => ConflictError::new_err(message),
-            PatchError::TargetSyntax { .. } | PatchError::UnparseableResult { .. } => {
-                ParseError::new_err(message)
-            }
+            PatchError::TargetSyntax { .. }
+            | PatchError::MixedLineEnds { .. }
+            | PatchError::UnparseableResult { .. } => ParseError::new_err(message),
             PatchError::Action { .. } | PatchError::NotIdempotent { .. } => {
                 ActionError::new_err(message)
             }

@@ -60,7 +60,7 @@ fn check(name: &str, dir: &Path) {
     use std::os::unix::fs::PermissionsExt;
     let read = |f: &str| fs::read(dir.join(f)).unwrap();
     match name {
-        "18-target-syntax-error" | "36-unparseable-result" => {
+        "18-target-syntax-error" | "36-unparseable-result" | "38-mixed-line-ends-target" => {
             let original = fs::read(case_dir(name).join("t.py")).unwrap();
             assert_eq!(
                 read("t.py"),
@@ -71,6 +71,15 @@ fn check(name: &str, dir: &Path) {
         "21-crlf-target" => assert_eq!(
             read("t.py"),
             b"x = 1\r\nf(1, a=2)\r\ng(1)\r\nh(2)\r\ny = 2\r\n"
+        ),
+        // CPython reads a lone `\r` as a line end: the inserted lines end the same way.
+        "37-cr-only-target" => {
+            assert_eq!(read("t.py"), b"x = 1\rf(1, a=2)\rg(1)\rh(2)\ry = 2\r");
+        }
+        // A form feed resets the column count: the inserted lines take the indent after it.
+        "39-form-feed-before-indent" => assert_eq!(
+            read("t.py"),
+            b"def k():\n\x0c    f(1, a=2)\n    g(1)\n    h(2)\n    return 1\n"
         ),
         "22-bom-target" => assert_eq!(read("t.py"), b"\xef\xbb\xbfx = 1\nf(1)\n"),
         "23-tabs-target" => assert_eq!(read("t.py"), b"if x:\n\tg(1)\n\tf(1, a=2)\n"),

@@ -251,7 +251,14 @@ fn exit_code(error: &Error) -> u8 {
         // 128 + the signal's number, as a shell reports a process a signal ended.
         Error::Write(WriteError::Interrupted { signal: "SIGTERM" }) => 143,
         Error::Write(WriteError::Interrupted { .. }) => 130,
-        Error::Patch(p) if !matches!(**p, PatchError::TargetSyntax { .. }) => 3,
+        Error::Patch(p)
+            if !matches!(
+                **p,
+                PatchError::TargetSyntax { .. } | PatchError::MixedLineEnds { .. }
+            ) =>
+        {
+            3
+        }
         _ => 2,
     }
 }

@@ -27,6 +27,27 @@ pub enum PatchError {
         at: SourceSpan,
     },
 
+    /// The target's lines end both in a lone `\r` and in `\n`; it is left untouched.
+    #[error("{path} mixes line ends: a lone `\\r` here, `\\n` on line {lf_line}")]
+    #[diagnostic(
+        code(regraft::target::line_ends),
+        help(
+            "regraft edits files whose line ends are all `\\n`, all `\\r\\n` or all `\\r`: convert the file to one of them"
+        )
+    )]
+    MixedLineEnds {
+        /// The target's path.
+        path: String,
+        /// The line (as CPython counts) of the first `\n`.
+        lf_line: usize,
+        /// The target's text.
+        #[source_code]
+        src: NamedSource<Arc<str>>,
+        /// The first lone `\r`.
+        #[label("a lone `\\r` line end")]
+        at: SourceSpan,
+    },
+
     /// A rule found a different number of matches than it expects.
     #[error("drift: rule `{rule}` expects {expected} match(es) in {path}, found {found}")]
     #[diagnostic(code(regraft::drift))]
@@ -186,7 +207,9 @@ impl PatchError {
     /// The rule the failure concerns, where one rule does (a conflict names the first).
     pub fn rule_id(&self) -> Option<&str> {
         match self {
-            PatchError::TargetSyntax { .. } | PatchError::UnparseableResult { .. } => None,
+            PatchError::TargetSyntax { .. }
+            | PatchError::MixedLineEnds { .. }
+            | PatchError::UnparseableResult { .. } => None,
             PatchError::Drift { rule, .. }
             | PatchError::Action { rule, .. }
             | PatchError::Pin { rule, .. }
@@ -199,6 +222,7 @@ impl PatchError {
     pub fn kind(&self) -> &'static str {
         match self {
             PatchError::TargetSyntax { .. } => "target-syntax",
+            PatchError::MixedLineEnds { .. } => "line-ends",
             PatchError::Drift { .. } => "drift",
             PatchError::Conflict { .. } => "conflict",
             PatchError::Action { .. } => "action",

@@ -206,6 +206,27 @@ impl<'r> Engine<'r> {
     /// first: a failing rule's edits are left out and the others still apply. Only a target
     /// that does not parse is an error here.
     pub fn survey(&self, target: Target<'_>) -> Result<Survey, PatchError> {
+        // CPython reads a lone `\r` as a line end; the parser does not. Each is one byte, so
+        // the file is surveyed with `\n` in their place (every offset and line the same) and
+        // the result written back with `\r`.
+        if let Some(lf) = lone_cr_as_lf(target)? {
+            let lf_target = Target {
+                path: target.path,
+                source: &lf,
+            };
+            let first = self.survey_excluding(lf_target, &[])?;
+            let mut survey = self.settle_groups(lf_target, first)?;
+            survey.output = survey.output.replace('\n', "\r");
+            for edit in survey
+                .rules
+                .iter_mut()
+                .flat_map(|r| &mut r.matches)
+                .flat_map(|m| &mut m.edits)
+            {
+                edit.replacement = edit.replacement.replace('\n', "\r");
+            }
+            return Ok(survey);
+        }
         let first = self.survey_excluding(target, &[])?;
         self.settle_groups(target, first)
     }
@@ -414,4 +435,25 @@ impl<'r> Engine<'r> {
         survey.output = text;
         (survey, parsed)
     }
+}
+
+/// A file whose lines end in a lone `\r` (old Mac style), with `\n` in their place; `None`
+/// for a file with no lone `\r`. One that mixes lone `\r` with `\n` line ends is refused:
+/// what an edit's new lines should end with would be a guess.
+fn lone_cr_as_lf(target: Target<'_>) -> Result<Option<String>, PatchError> {
+    let text = target.source;
+    let bytes = text.as_bytes();
+    let Some(first) = memchr::memchr_iter(b'\r', bytes).find(|&i| bytes.get(i + 1) != Some(&b'\n'))
+    else {
+        return Ok(None);
+    };
+    if let Some(lf) = memchr::memchr(b'\n', bytes) {
+        return Err(PatchError::MixedLineEnds {
+            path: target.path.to_string(),
+            lf_line: text[..lf].matches('\r').count() + 1,
+            src: crate::source::SourceFile::new(target.path, text).named_source(),
+            at: (first, 1).into(),
+        });
+    }
+    Ok(Some(text.replace('\r', "\n")))
 }

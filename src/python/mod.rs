@@ -246,9 +246,11 @@ pub fn line_indent(text: &str, offset: usize) -> &str {
     let start = text[..offset].rfind('\n').map_or(0, |i| i + 1);
     let line = &text[start..];
     let end = line
-        .find(|c: char| c != ' ' && c != '\t')
+        .find(|c: char| c != ' ' && c != '\t' && c != '\x0c')
         .unwrap_or(line.len());
-    &line[..end]
+    // A form feed resets CPython's column count: the indentation is what follows the last.
+    let from = line[..end].rfind('\x0c').map_or(0, |i| i + 1);
+    &line[from..end]
 }
 
 #[cfg(test)]
