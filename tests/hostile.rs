@@ -211,3 +211,33 @@ fn targets_are_capped_in_size_and_must_be_regular_files() {
     assert_eq!(device.status.code(), Some(2));
     assert!(text(&device.stderr).contains("not a regular file"));
 }
+
+#[test]
+fn a_diagnostic_on_a_huge_line_names_the_place_instead_of_printing_the_line() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("r.yaml"),
+        "id: r\nmatch: \"g($X)\"\naction: {replace: \"h($X)\"}\n",
+    )
+    .unwrap();
+    // One 200 KB line whose syntax error sits at its end.
+    let items = vec!["1"; 100_000].join(",");
+    std::fs::write(dir.path().join("t.py"), format!("y = g([{items} 1 2])\n")).unwrap();
+    let out = crate::util::regraft(&["apply", "-r", "r.yaml", "t.py"], dir.path());
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = crate::util::text(&out.stderr);
+    assert!(stderr.len() < 2_000, "{} bytes on stderr", stderr.len());
+    let words = stderr
+        .replace('│', " ")
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(
+        words.contains("(at t.py:1:200008; the lines there hold"),
+        "{words}"
+    );
+    // A short line still gets its snippet.
+    std::fs::write(dir.path().join("t.py"), "y = g([1 2])\n").unwrap();
+    let out = crate::util::regraft(&["apply", "-r", "r.yaml", "t.py"], dir.path());
+    assert!(crate::util::text(&out.stderr).contains("1 │ y = g([1 2])"));
+}
