@@ -99,15 +99,48 @@ pub fn apply(source: &str, edits: &[PlannedEdit]) -> String {
     out
 }
 
-/// Where `offset` (a region's start or end) lands once `edits` are applied: a region grows or
-/// shrinks by the edits inside it and moves by those before it.
-pub fn moved(edits: &[PlannedEdit], offset: usize) -> usize {
-    let delta: isize = edits
-        .iter()
-        .filter(|p| p.edit.range.start < offset)
-        .map(|p| p.edit.text.len() as isize - p.edit.range.len() as isize)
-        .sum();
-    offset.saturating_add_signed(delta)
+/// Where offsets of the old text land once `edits` are applied: a region grows or shrinks by
+/// the edits inside it and moves by those before it. The size changes are summed once, so
+/// each lookup is a binary search (summing per lookup made thousands of edits quadratic).
+#[derive(Debug)]
+pub struct Shifts {
+    /// Each edit's start, ascending.
+    starts: Vec<usize>,
+    /// The size change of the edits up to and including each.
+    sums: Vec<isize>,
+}
+
+impl Shifts {
+    /// The shifts `edits` make.
+    pub fn new(edits: &[PlannedEdit]) -> Self {
+        let mut by_start: Vec<(usize, isize)> = edits
+            .iter()
+            .map(|p| {
+                let delta = p.edit.text.len() as isize - p.edit.range.len() as isize;
+                (p.edit.range.start, delta)
+            })
+            .collect();
+        by_start.sort_by_key(|(start, _)| *start);
+        let mut total = 0;
+        let sums = by_start
+            .iter()
+            .map(|(_, d)| {
+                total += d;
+                total
+            })
+            .collect();
+        Self {
+            starts: by_start.into_iter().map(|(s, _)| s).collect(),
+            sums,
+        }
+    }
+
+    /// Where `offset` lands.
+    pub fn moved(&self, offset: usize) -> usize {
+        let before = self.starts.partition_point(|&s| s < offset);
+        let delta = before.checked_sub(1).map_or(0, |i| self.sums[i]);
+        offset.saturating_add_signed(delta)
+    }
 }
 
 #[cfg(test)]
@@ -137,10 +170,13 @@ mod tests {
 
     #[test]
     fn offsets_move_by_the_edits_before_them() {
-        let edits = vec![edit(0, 1..2, "xyz"), edit(0, 5..7, "")];
-        assert_eq!(moved(&edits, 1), 1);
-        assert_eq!(moved(&edits, 3), 5);
-        assert_eq!(moved(&edits, 8), 8);
+        // Given out of order: the shifts sort them.
+        let edits = vec![edit(0, 5..7, ""), edit(0, 1..2, "xyz")];
+        let shifts = Shifts::new(&edits);
+        assert_eq!(shifts.moved(1), 1);
+        assert_eq!(shifts.moved(3), 5);
+        assert_eq!(shifts.moved(6), 6);
+        assert_eq!(shifts.moved(8), 8);
     }
 
     #[test]

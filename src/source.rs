@@ -137,6 +137,9 @@ pub struct LineCol {
 #[derive(Debug, Clone)]
 pub struct LineIndex {
     starts: Vec<usize>,
+    /// Whether the text is all ASCII, where a column is a byte count: counting characters
+    /// from the line's start for every lookup made a long line of many matches quadratic.
+    ascii: bool,
 }
 
 impl LineIndex {
@@ -144,7 +147,10 @@ impl LineIndex {
     pub fn new(text: &str) -> Self {
         let mut starts = vec![0];
         starts.extend(memchr_newlines(text.as_bytes()).map(|i| i + 1));
-        Self { starts }
+        Self {
+            starts,
+            ascii: text.is_ascii(),
+        }
     }
 
     /// Line and column of `offset` within `text` (the text this index was built from).
@@ -155,10 +161,10 @@ impl LineIndex {
         };
         let start = self.starts[line];
         let end = offset.min(text.len());
-        let column = text
-            .get(start..end)
-            .map_or(end - start, |s| s.chars().count())
-            + 1;
+        let column = match text.get(start..end) {
+            Some(s) if !self.ascii => s.chars().count(),
+            _ => end - start,
+        } + 1;
         LineCol {
             line: line + 1,
             column,

@@ -179,7 +179,7 @@ impl<'t> ArgList<'t> {
             return;
         }
         let start = self.args[index].node.start_byte();
-        let line_start = self.source[..start].rfind('\n').map_or(0, |i| i + 1);
+        let line_start = crate::python::node_line_start(self.args[index].node);
         let indent: String = self.source[line_start..start]
             .chars()
             .take_while(|c| c.is_whitespace())

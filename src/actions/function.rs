@@ -8,7 +8,7 @@ use super::{
 };
 use crate::edit::Edit;
 use crate::pattern::template::substitute;
-use crate::python::{line_indent, significant_children};
+use crate::python::{node_indent, significant_children};
 use crate::rules::action::{ActionSpec, Arg, ArgReader};
 use crate::rules::error::RuleError;
 use crate::rules::model::Spanned;
@@ -165,7 +165,7 @@ impl<'t> Body<'t> {
         let Some(first) = statements.first() else {
             return Ok(None);
         };
-        let indent = line_indent(site.source, first.start_byte()).to_string();
+        let indent = node_indent(site.source, *first).to_string();
         let code = substitute(template, site.bindings, site.source, &indent);
         let count = statement_count(&code);
         Ok(Some(Body {
@@ -251,8 +251,8 @@ impl ActionUnit for AddDecorator {
         // Inserted at the start of the line, as a whole line: an edit that deletes the line
         // of the current first decorator then only touches this insertion, never overlaps it.
         let start = outer.start_byte();
-        let indent = line_indent(site.source, start);
-        let line_start = site.source[..start].rfind('\n').map_or(0, |i| i + 1);
+        let indent = node_indent(site.source, outer);
+        let line_start = crate::python::node_line_start(outer);
         let edit = if site.source[line_start..start].trim().is_empty() {
             Edit {
                 range: line_start..line_start,

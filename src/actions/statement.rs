@@ -12,7 +12,7 @@ use super::{
 };
 use crate::edit::Edit;
 use crate::pattern::template::substitute;
-use crate::python::line_indent;
+use crate::python::node_indent;
 use crate::rules::action::{ActionSpec, Arg, ArgReader};
 use crate::rules::error::RuleError;
 use crate::rules::model::Snippet;
@@ -53,7 +53,7 @@ impl ActionUnit for Replace {
         _: &mut Signatures,
     ) -> Result<Vec<Edit>, ActionFailure> {
         let range = site.range();
-        let indent = line_indent(site.source, range.start);
+        let indent = node_indent(site.source, site.node);
         let text = substitute(args.text(), site.bindings, site.source, indent);
         keeps_return_annotation(site, &text)?;
         Ok(site.changing(Some(Edit { range, text })))
@@ -133,7 +133,7 @@ impl ActionUnit for Insert {
 fn insert(template: &str, site: &Site<'_, '_>, before: bool) -> Option<Edit> {
     // A statement sequence is anchored on its first statement, or after its last.
     let statement = enclosing_statement(site.root, if before { site.node } else { site.last });
-    let indent = line_indent(site.source, statement.start_byte());
+    let indent = node_indent(site.source, statement);
     let code = substitute(template, site.bindings, site.source, indent);
     let (siblings, at) = siblings_of(statement);
     let n = statement_count(&code);
@@ -214,7 +214,7 @@ impl ActionUnit for Delete {
         let edit = if first.kind() != "decorator" && siblings.len() == deleted {
             // A block cannot be empty: its only statements become `pass` (after the comments
             // they held, which stay).
-            let indent = line_indent(site.source, first.start_byte());
+            let indent = node_indent(site.source, first);
             let mut text = String::new();
             for comment in inner_comments(first, last, site.source) {
                 text.push_str(&format!("{comment}\n{indent}"));
@@ -254,7 +254,7 @@ fn with_separator(source: &str, range: Range<usize>) -> Range<usize> {
 /// the node's indentation: a comment says why, and deleting the code does not answer it.
 fn delete_lines(source: &str, node: Node<'_>, last: Node<'_>) -> Edit {
     let range = node.start_byte()..last.end_byte();
-    let line_start = source[..range.start].rfind('\n').map_or(0, |i| i + 1);
+    let line_start = crate::python::node_line_start(node);
     let line_end = source[range.end..]
         .find('\n')
         .map_or(source.len(), |i| range.end + i + 1);

@@ -6,7 +6,7 @@ use std::ops::Range;
 use tree_sitter::{Node, Tree};
 
 use super::{PatchError, Target};
-use crate::edit::{PlannedEdit, moved};
+use crate::edit::{PlannedEdit, Shifts};
 use crate::python::{self, describe_syntax_error, first_syntax_error};
 use crate::source::{SourceFile, span};
 
@@ -31,16 +31,21 @@ impl Parsed {
     /// regions) changed, moved to `new_text`'s offsets and parsed alone; a whole parse where
     /// they do not parse cleanly.
     pub fn edited_regions(&self, new_text: &str, edits: &[PlannedEdit]) -> Parsed {
+        let shifts = Shifts::new(edits);
+        // Edits are ordered: the first at or after a region's start says whether one lies in
+        // it (a search, not a scan of every edit for every region).
+        let holds_edit = |r: &Range<usize>| {
+            let first = edits.partition_point(|p| p.edit.range.start < r.start);
+            edits
+                .get(first)
+                .is_some_and(|p| p.edit.range.start <= r.end && p.edit.range.end <= r.end)
+        };
         let regions: Vec<Range<usize>> = self
             .regions
             .iter()
             .flatten()
-            .filter(|r| {
-                edits
-                    .iter()
-                    .any(|p| r.start <= p.edit.range.start && p.edit.range.end <= r.end)
-            })
-            .map(|r| moved(edits, r.start)..moved(edits, r.end))
+            .filter(|r| holds_edit(r))
+            .map(|r| shifts.moved(r.start)..shifts.moved(r.end))
             .collect();
         Parsed::regions_or_whole(new_text, regions, |regions| {
             python::parse_regions(new_text, regions)
@@ -71,9 +76,10 @@ impl Parsed {
                 .expect("a whole parse always yields a tree");
             return Parsed::whole(tree);
         };
+        let shifts = Shifts::new(edits);
         let regions: Vec<Range<usize>> = regions
             .iter()
-            .map(|r| moved(edits, r.start)..moved(edits, r.end))
+            .map(|r| shifts.moved(r.start)..shifts.moved(r.end))
             .collect();
         Parsed::regions_or_whole(new_text, regions, |regions| {
             python::reparse(&self.tree, old_text, edits, new_text, Some(regions))

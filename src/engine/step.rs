@@ -258,8 +258,11 @@ fn plan_edits(
     if rule.rule.preserve_lines {
         keeps_lines(&edits, text)?;
     }
-    // A file with Windows line ends gets them in inserted code too.
-    let crlf = text.find('\n').is_some_and(|i| text[..i].ends_with('\r'));
+    // A file with Windows line ends gets them in inserted code too. (Only edits that write a
+    // line end ask: the search for the file's first one scans a one-line file whole, once per
+    // site.)
+    let crlf = edits.iter().any(|e| e.text.contains('\n'))
+        && text.find('\n').is_some_and(|i| text[..i].ends_with('\r'));
     Ok(Some(if crlf {
         edits.into_iter().map(Edit::to_crlf).collect()
     } else {

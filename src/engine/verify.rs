@@ -103,10 +103,11 @@ fn cpython_error(
     output: &str,
     reparsed: &Parsed,
 ) -> Option<cpython::CpythonError> {
+    let shifts = edit::Shifts::new(planned);
     let edited: Vec<Range<usize>> = planned
         .iter()
         .map(|p| {
-            let start = edit::moved(planned, p.edit.range.start);
+            let start = shifts.moved(p.edit.range.start);
             start..start + p.edit.text.len()
         })
         .collect();

@@ -195,6 +195,12 @@ fn place_capture(
     between_parens: bool,
 ) {
     let (text, start) = capture_layout(capture, source, between_parens);
+    // One line has no continuation to indent (and its line's start is not searched for: on a
+    // line of thousands of captures that search made the file quadratic).
+    if !text.contains('\n') {
+        out.push_str(text);
+        return;
+    }
     // Continuation lines keep their indentation relative to the capture's base: the capture's
     // own column where it opens a line, else its line's indentation.
     let line_start = source[..start].rfind('\n').map_or(0, |i| i + 1);

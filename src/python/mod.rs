@@ -241,9 +241,26 @@ pub fn definition_name<'s>(node: Node<'_>, text: &'s str) -> Option<&'s str> {
         .map(|n| &text[n.byte_range()])
 }
 
-/// Leading whitespace of the line `offset` stands on.
+/// Leading whitespace of the line `offset` stands on. It searches back for the line's start:
+/// where `offset` is a node's, [`node_indent`] finds it without searching.
 pub fn line_indent(text: &str, offset: usize) -> &str {
-    let start = text[..offset].rfind('\n').map_or(0, |i| i + 1);
+    indent_at(text, text[..offset].rfind('\n').map_or(0, |i| i + 1))
+}
+
+/// Where the line `node` starts on begins, from the node's column (tree-sitter counts it in
+/// bytes): no search back along the line, which on a line of thousands of matches would
+/// make the whole file quadratic.
+pub fn node_line_start(node: Node<'_>) -> usize {
+    node.start_byte() - node.start_position().column
+}
+
+/// Leading whitespace of the line `node` starts on.
+pub fn node_indent<'s>(text: &'s str, node: Node<'_>) -> &'s str {
+    indent_at(text, node_line_start(node))
+}
+
+/// The indentation of the line beginning at `start`.
+fn indent_at(text: &str, start: usize) -> &str {
     let line = &text[start..];
     let end = line
         .find(|c: char| c != ' ' && c != '\t' && c != '\x0c')
