@@ -254,3 +254,15 @@ fn deleting_a_statement_that_shares_its_line_takes_its_semicolon() {
         assert_eq!(patched(rule, before), after, "{before:?}");
     }
 }
+
+#[test]
+fn rename_renames_every_spelling_python_reads_as_the_name() {
+    // `ﬁle` (with the ligature U+FB01) is the identifier `file` to Python (NFKC): leaving it
+    // would leave a NameError behind.
+    let rule = "id: r\nmatch: \"def f(): $$$B\"\naction: {rename: {from: file, to: path}}\n";
+    let source = "def f():\n    \u{FB01}le = 1\n    return file\n";
+    assert_eq!(
+        patched(rule, source),
+        "def f():\n    path = 1\n    return path\n"
+    );
+}

@@ -99,12 +99,15 @@ impl ActionUnit for Rename {
 /// Renames identifiers `from` within `node`; attribute names only when `attributes`, keyword
 /// names of calls never (they name the callee's parameters, not this variable).
 fn rename(node: Node<'_>, source: &str, from: &str, to: &str, attributes: bool) -> Vec<Edit> {
+    // Python reads identifiers in NFKC form: `ﬁle` (a ligature) is the name `file`.
+    let from_nfkc = nfkc(from);
+    let same_name = |text: &str| text == from || (!text.is_ascii() && nfkc(text) == from_nfkc);
     let mut edits = Vec::new();
     let mut stack = vec![node];
     while let Some(n) = stack.pop() {
         let mut cursor = n.walk();
         stack.extend(n.named_children(&mut cursor));
-        if n.kind() != "identifier" || &source[n.byte_range()] != from {
+        if n.kind() != "identifier" || !same_name(&source[n.byte_range()]) {
             continue;
         }
         let field_of = |parent: Node<'_>| -> Option<String> {
@@ -140,4 +143,10 @@ fn rename(node: Node<'_>, source: &str, from: &str, to: &str, attributes: bool) 
     }
     edits.sort_by_key(|e| e.range.start);
     edits
+}
+
+/// `name` in NFKC form, as Python compares identifiers.
+fn nfkc(name: &str) -> String {
+    use unicode_normalization::UnicodeNormalization;
+    name.nfkc().collect()
 }
