@@ -49,6 +49,20 @@ pub enum WriteError {
         /// The system's reason.
         source: std::io::Error,
     },
+    /// An extended attribute of the target could not be given to its replacement.
+    #[error("cannot keep the extended attribute `{name}` of {path}: {source}")]
+    #[diagnostic(
+        code(regraft::write::xattr),
+        help("run as a user who may set it (or remove it first), so the patched file keeps it")
+    )]
+    Xattr {
+        /// The target.
+        path: String,
+        /// The attribute.
+        name: String,
+        /// The system's reason.
+        source: std::io::Error,
+    },
     /// A signal arrived before the renames began.
     #[error("interrupted by {signal} before any file was written; nothing was changed")]
     #[diagnostic(code(regraft::write::interrupted))]
@@ -139,6 +153,7 @@ impl WriteSet {
                 }
                 file.set_permissions(meta.permissions())
                     .map_err(|e| io(path, e))?;
+                keep_xattrs(&target, file, path)?;
             }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 temp.as_file()
@@ -186,6 +201,27 @@ impl WriteSet {
         }
         Ok(count)
     }
+}
+
+/// Gives `file` (the replacement of `target`) every extended attribute `target` has (ACLs,
+/// `user.*` tags, labels): a rewrite must not drop what it never read. A file system without
+/// extended attributes has none to keep; one that cannot be set refuses the write.
+fn keep_xattrs(target: &Path, file: &fs::File, shown: &Path) -> Result<(), WriteError> {
+    let Ok(names) = xattr::list(target) else {
+        return Ok(());
+    };
+    for name in names {
+        let refuse = |source| WriteError::Xattr {
+            path: shown.display().to_string(),
+            name: name.to_string_lossy().into_owned(),
+            source,
+        };
+        let Some(value) = xattr::get(target, &name).map_err(refuse)? else {
+            continue;
+        };
+        xattr::FileExt::set_xattr(file, &name, &value).map_err(refuse)?;
+    }
+    Ok(())
 }
 
 /// Replaces one file (a rule file `fmt` rewrites, a test snapshot) by the same rules: through
@@ -301,6 +337,24 @@ mod tests {
         if root {
             assert_eq!((meta.uid(), meta.gid()), (1234, 1234));
         }
+    }
+
+    #[test]
+    fn extended_attributes_are_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("m.py");
+        fs::write(&path, "x = 1\n").unwrap();
+        // Not every file system takes user attributes (tmpfs before Linux 6.6): nothing to
+        // check there.
+        if xattr::set(&path, "user.regraft.test", b"kept").is_err() {
+            return;
+        }
+        write_one(&path, Some(b"x = 1\n"), "x = 2\n").unwrap();
+        assert_eq!(fs::read_to_string(&path).unwrap(), "x = 2\n");
+        assert_eq!(
+            xattr::get(&path, "user.regraft.test").unwrap().as_deref(),
+            Some(&b"kept"[..])
+        );
     }
 
     /// Whether this process runs as root (its files are created owned by uid 0).
