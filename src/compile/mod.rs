@@ -12,15 +12,13 @@ use globset::GlobSet;
 use tree_sitter::Query;
 
 use crate::actions;
-use crate::pattern::{LoopPattern, PatNode, Pattern, PatternError};
+use crate::pattern::{LoopPattern, PatNode, Pattern};
 use crate::prefilter::Prefilter;
-use crate::python;
 use crate::rules::LoadError;
 use crate::rules::error::{RuleError, RuleErrorKind};
 use crate::rules::model::Rule;
 use index::{assigns_at_top, by_root_kind, pattern_punctuation, rooted_below};
 use order::order;
-use rule::pattern_error;
 
 /// A rule's place in its rule set: how the engine and the front ends name a rule, rather than
 /// by position or id string.
@@ -50,6 +48,13 @@ pub struct CompiledRule {
     pub files: Option<GlobSet>,
     /// The tree-sitter query that finds candidates for `pattern`.
     pub query_source: String,
+    /// That query, compiled when a file first needs it (`None`: tree-sitter refused it, and
+    /// the rule's candidates come from a walk by root kind instead). Compiling a query costs
+    /// milliseconds per pattern (tree-sitter analyses the grammar for each), so a pack of
+    /// 20,000 rules spent 110 s compiling one query at load; most rules are never run by a
+    /// query (files that activate many rules find candidates from anchors), so none is
+    /// compiled before it is needed.
+    pub query: std::sync::OnceLock<Option<Query>>,
     /// `unless`: found within a match, the match is left alone.
     pub unless: Option<Pattern>,
     /// `not_inside`: found around a match, the match is left alone.
@@ -130,6 +135,13 @@ pub enum Locator {
 }
 
 impl CompiledRule {
+    /// The rule's candidate query, compiled on first use; `None` where tree-sitter refuses it.
+    pub fn query(&self) -> Option<&Query> {
+        self.query
+            .get_or_init(|| Query::new(&crate::python::language(), &self.query_source).ok())
+            .as_ref()
+    }
+
     /// The rule's id.
     pub fn id(&self) -> &str {
         &self.rule.id.value
@@ -226,10 +238,8 @@ impl CompiledRule {
 /// shared by every file and thread.
 #[derive(Debug)]
 pub struct RuleSet {
-    /// The rules, in load order; a query pattern's index is its rule's index here.
+    /// The rules, in load order.
     pub rules: Vec<CompiledRule>,
-    /// Every rule's candidate query, one pattern per rule.
-    pub query: Query,
     /// Which rules could match a file, from its bytes.
     pub prefilter: Prefilter,
     /// The rules whose matches are rooted in nodes of each kind, by kind id: a walk of the
@@ -299,34 +309,12 @@ impl RuleSet {
         RuleSet::assemble(compiled, &seen).map_err(|e| vec![e])
     }
 
-    /// Orders compiled rules and builds the shared query and the indexes over them.
+    /// Orders compiled rules and builds the indexes over them.
     fn assemble(
         mut compiled: Vec<CompiledRule>,
         seen: &HashMap<String, usize>,
     ) -> Result<RuleSet, RuleError> {
         order(&mut compiled, seen)?;
-        let source: String = compiled
-            .iter()
-            .map(|r| r.query_source.as_str())
-            .collect::<Vec<_>>()
-            .join("\n");
-        let query = Query::new(&python::language(), &source).map_err(|e| {
-            // Compiling each rule's query alone finds the rule the failure came from.
-            let rule = compiled
-                .iter()
-                .find(|r| Query::new(&python::language(), &r.query_source).is_err())
-                .unwrap_or(&compiled[0]);
-            pattern_error(
-                &rule.rule,
-                &rule.rule.patterns[0],
-                "`match`",
-                PatternError {
-                    range: 0..rule.rule.patterns[0].text.len(),
-                    reason: format!("cannot be compiled into a query: {}", e.message),
-                    metavar: false,
-                },
-            )
-        })?;
         let literals: Vec<Vec<String>> = compiled.iter().map(CompiledRule::literals).collect();
         let inside_matches: Vec<Vec<String>> = compiled
             .iter()
@@ -339,7 +327,6 @@ impl RuleSet {
             rooted_below,
             prefilter: Prefilter::new(&literals, &inside_matches),
             rules: compiled,
-            query,
         })
     }
 }

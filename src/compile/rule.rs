@@ -132,8 +132,8 @@ pub(super) fn compile_rule_all(rule: Rule) -> Result<CompiledRule, Vec<RuleError
         constraints,
         files,
     } = compile_parts(&rule)?;
-    // Checked when the rule set's one query is built (compiling a query costs milliseconds).
     let query_source = to_query(&pattern.root);
+    let query = std::sync::OnceLock::new();
     let guard_is_own_output = [&unless, &not_inside].into_iter().flatten().any(|guard| {
         actions::unit(&rule.action)
             .templates(&rule.action.args)
@@ -161,6 +161,7 @@ pub(super) fn compile_rule_all(rule: Rule) -> Result<CompiledRule, Vec<RuleError
         loop_patterns,
         files,
         query_source,
+        query,
         unless,
         not_inside,
         guard_is_own_output,

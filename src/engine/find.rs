@@ -222,28 +222,34 @@ impl Engine<'_> {
         active: &[RuleId],
         ranges: impl IntoIterator<Item = Range<usize>>,
     ) -> Vec<Vec<Node<'t>>> {
-        let mut candidates: Vec<Vec<Node<'t>>> = vec![Vec::new(); active.len()];
-        let query = &self.rules.query;
-        let root_capture = query
-            .capture_index_for_name(ROOT_CAPTURE)
-            .expect("every pattern captures its root");
-        let mut seen: HashSet<(usize, usize)> = HashSet::new();
+        let ranges: Vec<Range<usize>> = ranges.into_iter().collect();
         let mut cursor = QueryCursor::new();
-        for range in ranges {
-            cursor.set_byte_range(range);
-            let mut matches = cursor.matches(query, root, text.as_bytes());
-            while let Some(m) = matches.next() {
-                let Ok(slot) = active.binary_search(&RuleId(m.pattern_index)) else {
-                    continue;
+        active
+            .iter()
+            .map(|&id| {
+                let Some(query) = self.rules.rule(id).query() else {
+                    // A query tree-sitter refused: the walk by root kind finds a superset.
+                    return self.walk_candidates(root, &[id]).remove(0);
                 };
-                for capture in m.captures().iter().filter(|c| c.index == root_capture) {
-                    if seen.insert((slot, capture.node.id())) {
-                        candidates[slot].push(capture.node);
+                let root_capture = query
+                    .capture_index_for_name(ROOT_CAPTURE)
+                    .expect("every pattern captures its root");
+                let mut seen: HashSet<usize> = HashSet::new();
+                let mut found = Vec::new();
+                for range in &ranges {
+                    cursor.set_byte_range(range.clone());
+                    let mut matches = cursor.matches(query, root, text.as_bytes());
+                    while let Some(m) = matches.next() {
+                        for capture in m.captures().iter().filter(|c| c.index == root_capture) {
+                            if seen.insert(capture.node.id()) {
+                                found.push(capture.node);
+                            }
+                        }
                     }
                 }
-            }
-        }
-        candidates
+                found
+            })
+            .collect()
     }
 }
 
