@@ -60,8 +60,7 @@ fn explain_takes_a_rule_id_as_well_as_a_file() {
     assert!(crate::util::text(&out.stdout).starts_with("rule layer-calls-positional\n"));
     let typo = crate::util::regraft(&["explain", "layer-calls-positionl"], root);
     assert_eq!(typo.status.code(), Some(2));
-    let words = crate::util::text(&typo.stderr).replace('│', " ");
-    let words = words.split_whitespace().collect::<Vec<_>>().join(" ");
+    let words = crate::util::words(&crate::util::text(&typo.stderr));
     assert!(
         words.contains("did you mean `layer-calls-positional`?"),
         "{words}"

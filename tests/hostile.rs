@@ -90,11 +90,7 @@ fn nested_matches_that_copy_their_capture_are_refused_by_a_write_budget() {
     let out = regraft(&["apply", "-r", "r.yaml", "big.py", "--check"], dir.path());
     assert_eq!(out.status.code(), Some(3));
     let stderr = text(&out.stderr);
-    let words = stderr
-        .replace('│', " ")
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ");
+    let words = crate::util::words(&stderr);
     assert!(
         words.contains("its replacements would write more than 4 MiB for a file of 39 KiB"),
         "{}",
@@ -227,11 +223,7 @@ fn a_diagnostic_on_a_huge_line_names_the_place_instead_of_printing_the_line() {
     assert_eq!(out.status.code(), Some(2));
     let stderr = crate::util::text(&out.stderr);
     assert!(stderr.len() < 2_000, "{} bytes on stderr", stderr.len());
-    let words = stderr
-        .replace('│', " ")
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ");
+    let words = crate::util::words(&stderr);
     assert!(
         words.contains("(at t.py:1:200008; the lines there hold"),
         "{words}"

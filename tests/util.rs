@@ -121,6 +121,16 @@ pub fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
+/// A rendered diagnostic's words, one space apart: miette wraps long messages and draws a
+/// gutter (`│`) at the start of continuation lines, so phrases are looked for here.
+pub fn words(rendered: &str) -> String {
+    rendered
+        .replace('│', " ")
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 /// Bytes as text, for messages and comparisons.
 pub fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()

@@ -309,11 +309,7 @@ fn applied_sites<'t>(
     cache: &scope::ScopeCache<'t>,
 ) -> Vec<Found<'t>> {
     let mut out = Vec::new();
-    let mut cursor = root.walk();
-    let mut stack = vec![root];
-    while let Some(node) = stack.pop() {
-        let children: Vec<Node<'t>> = node.named_children(&mut cursor).collect();
-        stack.extend(children.into_iter().rev());
+    for node in crate::python::named_descendants(root) {
         // The shape alone first: cheap, and it fails almost everywhere.
         if applied.root.kind().is_some_and(|k| k != node.kind())
             || matcher
@@ -358,11 +354,7 @@ fn cleared_scopes<'t>(
         (None, None) => return Vec::new(),
     };
     let mut out = Vec::new();
-    let mut cursor = root.walk();
-    let mut stack = vec![root];
-    while let Some(node) = stack.pop() {
-        let children: Vec<Node<'t>> = node.named_children(&mut cursor).collect();
-        stack.extend(children.into_iter().rev());
+    for node in crate::python::named_descendants(root) {
         if node.kind() != innermost {
             continue;
         }
@@ -399,19 +391,12 @@ fn holds_near_miss(rule: &CompiledRule, scope: Node<'_>, matcher: &Matcher<'_>) 
     let Some(kind) = rule.pattern.root.kind() else {
         return false;
     };
-    let mut cursor = scope.walk();
-    let mut stack = vec![scope];
-    while let Some(node) = stack.pop() {
-        stack.extend(node.named_children(&mut cursor));
-        if node.kind() == kind
+    crate::python::named_descendants(scope).any(|node| {
+        node.kind() == kind
             && matcher
                 .why_not(&rule.pattern.root, node, &mut Bindings::default())
                 .is_some_and(|m| m.depth >= 2)
-        {
-            return true;
-        }
-    }
-    false
+    })
 }
 
 /// The statements a match spans: `node` alone, or the run of siblings from `node` to `last`.

@@ -241,6 +241,18 @@ pub fn definition_name<'s>(node: Node<'_>, text: &'s str) -> Option<&'s str> {
         .map(|n| &text[n.byte_range()])
 }
 
+/// `root` and every named node below it, in document order (preorder).
+pub fn named_descendants<'t>(root: Node<'t>) -> impl Iterator<Item = Node<'t>> {
+    let mut stack = vec![root];
+    std::iter::from_fn(move || {
+        let node = stack.pop()?;
+        let mut cursor = node.walk();
+        let children: Vec<Node<'t>> = node.named_children(&mut cursor).collect();
+        stack.extend(children.into_iter().rev());
+        Some(node)
+    })
+}
+
 /// Leading whitespace of the line `offset` stands on. It searches back for the line's start:
 /// where `offset` is a node's, [`node_indent`] finds it without searching.
 pub fn line_indent(text: &str, offset: usize) -> &str {
