@@ -35,7 +35,13 @@ impl SourceFile {
 
     /// The text as a miette source, for a diagnostic's `#[source_code]`.
     pub fn named_source(&self) -> NamedSource<Arc<str>> {
-        NamedSource::new(&self.name, self.text.clone()).with_language("python")
+        self.named_source_in("python")
+    }
+
+    /// The file as a miette source in `language`, sharing its text (a copy per diagnostic made
+    /// 20,000 lint findings on a 1.7 MB rule file cost 24 GB).
+    pub fn named_source_in(&self, language: &str) -> NamedSource<Arc<str>> {
+        NamedSource::new(&self.name, self.text.clone()).with_language(language)
     }
 }
 

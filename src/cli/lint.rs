@@ -8,7 +8,7 @@ use miette::Severity;
 use super::{Colors, err, out, rule_paths};
 use crate::error::Error;
 use crate::report::findings::{Finding, Format, render_findings};
-use crate::report::lint::finding;
+use crate::report::lint::findings as located;
 use crate::report::render;
 
 #[derive(Debug, Args)]
@@ -37,7 +37,10 @@ pub(super) fn run(args: LintArgs, colors: Colors) -> Result<u8, Error> {
         .filter(|f| f.kind.severity() == Severity::Error)
         .count();
     let warnings = findings.len() - errors;
-    let flat: Vec<Finding> = findings.iter().map(finding).collect();
+    let flat: Vec<Finding> = match args.format {
+        Format::Human => Vec::new(),
+        _ => located(&findings),
+    };
     match args.format {
         Format::Human => {
             for f in &findings {

@@ -4,10 +4,24 @@ use super::findings::{Finding, Level};
 use crate::rules::error::RuleError;
 use crate::source::LineIndex;
 
-/// A lint finding, placed at its span in the rule file.
-pub fn finding(e: &RuleError) -> Finding {
+/// Lint findings, each placed at its span in its rule file (each file's lines indexed once:
+/// an index per finding made thousands of findings quadratic in the file).
+pub fn findings(errors: &[RuleError]) -> Vec<Finding> {
+    let mut indexes: std::collections::HashMap<&str, LineIndex> = std::collections::HashMap::new();
+    errors
+        .iter()
+        .map(|e| {
+            let index = indexes
+                .entry(e.file_name.as_str())
+                .or_insert_with(|| LineIndex::new(e.file.text()));
+            finding(e, index)
+        })
+        .collect()
+}
+
+/// A lint finding, placed at its span in the rule file whose lines `index` holds.
+fn finding(e: &RuleError, index: &LineIndex) -> Finding {
     let text = e.file.text();
-    let index = LineIndex::new(text);
     Finding {
         severity: Level::of(Some(e.kind.severity())),
         code: e.kind.code_name().to_string(),

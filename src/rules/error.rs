@@ -298,8 +298,7 @@ impl RuleError {
             span,
             help: None,
             file: file.clone(),
-            source_code: NamedSource::new(file.name(), Arc::<str>::from(file.text()))
-                .with_language("yaml"),
+            source_code: file.named_source_in("yaml"),
         }
     }
 
