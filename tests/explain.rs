@@ -106,28 +106,11 @@ fn explain_shows_every_key_that_decides_where_a_rule_runs() {
     }
 }
 
-/// The near-miss reasons `explain --in` gives for `rule` in `source`.
-fn near_misses(rule: &str, source: &str) -> Vec<String> {
-    use regraft::engine::{Engine, Target};
-    let set = crate::util::rules(rule);
-    let env = crate::util::versions(&[]);
-    let found = Engine::new(&set, &env, None)
-        .explain(
-            0,
-            Target {
-                path: "m.py",
-                source,
-            },
-        )
-        .unwrap();
-    found.near_misses.iter().map(|n| n.to_string()).collect()
-}
-
 #[test]
 fn near_misses_count_metavariables_name_the_keywords_and_skip_token_noise() {
     // Four arguments, all metavariables: the pattern wants 4, not "lists 0".
     let four = "id: r\nmatch: \"f($A, $B, $C, $D)\"\naction: {remove_kwargs: [x]}\n";
-    let reasons = near_misses(four, "f(1, k=2)\n");
+    let reasons = crate::util::near_misses(four, "f(1, k=2)\n");
     assert!(
         reasons
             .iter()
@@ -136,7 +119,7 @@ fn near_misses_count_metavariables_name_the_keywords_and_skip_token_noise() {
         "{reasons:#?}"
     );
     let at_least = "id: r\nmatch: \"f($A, $B, $$$R)\"\naction: {remove_kwargs: [x]}\n";
-    let reasons = near_misses(at_least, "f(1)\n");
+    let reasons = crate::util::near_misses(at_least, "f(1)\n");
     assert!(
         reasons
             .iter()
@@ -146,7 +129,7 @@ fn near_misses_count_metavariables_name_the_keywords_and_skip_token_noise() {
     // A missing keyword names the keywords the call has.
     let keyword =
         "id: r\nmatch: \"sdpa($$$A, dropout_p=$P)\"\naction: {remove_kwargs: [dropout_p]}\n";
-    let reasons = near_misses(keyword, "sdpa(q, k, v, attn_mask=m, scale=s)\n");
+    let reasons = crate::util::near_misses(keyword, "sdpa(q, k, v, attn_mask=m, scale=s)\n");
     assert!(
         reasons.iter().any(|r| r.contains(
             "no keyword `dropout_p` (the call has: 3 positional, `attn_mask=`, `scale=`)"
@@ -155,7 +138,7 @@ fn near_misses_count_metavariables_name_the_keywords_and_skip_token_noise() {
     );
     // `x = 1` against `x: int = 1`: the assignment's form differs, not "wants a =".
     let assign = "id: r\nmatch: \"x = 1\"\naction: {replace: \"x = 2\"}\n";
-    let reasons = near_misses(assign, "x: int = 1\n");
+    let reasons = crate::util::near_misses(assign, "x: int = 1\n");
     assert!(
         reasons.iter().all(|r| !r.contains("wants a =")),
         "{reasons:#?}"

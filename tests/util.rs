@@ -131,6 +131,23 @@ pub fn words(rendered: &str) -> String {
         .join(" ")
 }
 
+/// The near-miss reasons `explain --in` gives for the one rule of YAML `rule` in `source`.
+pub fn near_misses(rule: &str, source: &str) -> Vec<String> {
+    use regraft::engine::{Engine, Target};
+    let set = rules(rule);
+    let env = versions(&[]);
+    let found = Engine::new(&set, &env, None)
+        .explain(
+            0,
+            Target {
+                path: "m.py",
+                source,
+            },
+        )
+        .unwrap();
+    found.near_misses.iter().map(|n| n.to_string()).collect()
+}
+
 /// Bytes as text, for messages and comparisons.
 pub fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
