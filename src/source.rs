@@ -10,6 +10,69 @@ use miette::{NamedSource, SourceSpan};
 pub struct SourceFile {
     name: Arc<str>,
     text: Arc<str>,
+    /// Its line starts as miette counts lines, computed for the first diagnostic.
+    lines: Arc<std::sync::OnceLock<Arc<[usize]>>>,
+}
+
+/// A diagnostic's source: a named, shared text that miette reads by line index.
+pub type Source = NamedSource<SourceText>;
+
+/// A text as a diagnostic's source. miette finds a span in a plain text by counting lines
+/// from its top, so rendering many diagnostics on one big file (thousands of lint findings,
+/// warnings on a long module) was quadratic; this starts counting a few lines above the span.
+#[derive(Debug, Clone)]
+pub struct SourceText {
+    text: Arc<str>,
+    /// Where each line starts, with miette's idea of a line end (`\n`, `\r\n` or a lone `\r`).
+    starts: Arc<[usize]>,
+}
+
+impl SourceText {
+    fn new(text: Arc<str>, starts: Arc<[usize]>) -> Self {
+        Self { text, starts }
+    }
+}
+
+/// Line starts as miette counts lines: after `\n`, and after a `\r` not followed by `\n`.
+fn miette_line_starts(text: &str) -> Arc<[usize]> {
+    let bytes = text.as_bytes();
+    let mut starts = vec![0];
+    for i in memchr::memchr2_iter(b'\n', b'\r', bytes) {
+        if bytes[i] == b'\n' || bytes.get(i + 1) != Some(&b'\n') {
+            starts.push(i + 1);
+        }
+    }
+    starts.into()
+}
+
+impl miette::SourceCode for SourceText {
+    fn read_span<'a>(
+        &'a self,
+        span: &SourceSpan,
+        before: usize,
+        after: usize,
+    ) -> Result<Box<dyn miette::SpanContents<'a> + 'a>, miette::MietteError> {
+        // miette's own reading, from a line boundary far enough above the span that what it
+        // returns is the same, shifted by that line's offset and number.
+        let line = self
+            .starts
+            .partition_point(|&s| s <= span.offset())
+            .saturating_sub(1);
+        let base_line = line.saturating_sub(before + 1);
+        let base = self.starts[base_line];
+        let local = SourceSpan::new((span.offset() - base).into(), span.len());
+        let contents = self.text.as_bytes()[base..].read_span(&local, before, after)?;
+        Ok(Box::new(miette::MietteSpanContents::new(
+            contents.data(),
+            SourceSpan::new(
+                (contents.span().offset() + base).into(),
+                contents.span().len(),
+            ),
+            contents.line() + base_line,
+            contents.column(),
+            contents.line_count() + base_line,
+        )))
+    }
 }
 
 impl SourceFile {
@@ -20,6 +83,7 @@ impl SourceFile {
         Self {
             name: name.into(),
             text: text.into(),
+            lines: Arc::default(),
         }
     }
 
@@ -34,14 +98,19 @@ impl SourceFile {
     }
 
     /// The text as a miette source, for a diagnostic's `#[source_code]`.
-    pub fn named_source(&self) -> NamedSource<Arc<str>> {
+    pub fn named_source(&self) -> Source {
         self.named_source_in("python")
     }
 
     /// The file as a miette source in `language`, sharing its text (a copy per diagnostic made
     /// 20,000 lint findings on a 1.7 MB rule file cost 24 GB).
-    pub fn named_source_in(&self, language: &str) -> NamedSource<Arc<str>> {
-        NamedSource::new(&self.name, self.text.clone()).with_language(language)
+    pub fn named_source_in(&self, language: &str) -> Source {
+        let starts = self
+            .lines
+            .get_or_init(|| miette_line_starts(&self.text))
+            .clone();
+        NamedSource::new(&self.name, SourceText::new(self.text.clone(), starts))
+            .with_language(language)
     }
 }
 
@@ -189,6 +258,44 @@ fn memchr_newlines(bytes: &[u8]) -> impl Iterator<Item = usize> + '_ {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn source_text_reads_spans_as_miette_reads_the_whole_text() {
+        use miette::SourceCode;
+        let texts = [
+            "a = 1\nb = 2\n\nc = f(x,\n      y)\nd\n",
+            "x\r\ny = 1\r\n\r\nz\r\n",
+            "p = 1\rq = 2\nr\r\ns\n",
+            "one line, no end",
+        ];
+        for text in texts {
+            let file = SourceFile::new("t.py", text);
+            let indexed = file.named_source();
+            for start in 0..=text.len() {
+                for len in 0..=(text.len() - start).min(12) {
+                    for (before, after) in [(0, 0), (1, 1), (2, 2), (3, 0)] {
+                        let span = SourceSpan::new(start.into(), len);
+                        let plain = text.read_span(&span, before, after);
+                        let ours = indexed.read_span(&span, before, after);
+                        match (plain, ours) {
+                            (Ok(p), Ok(o)) => {
+                                let at = format!("{text:?} {start}+{len} ±{before},{after}");
+                                assert_eq!(p.data(), o.data(), "{at}");
+                                assert_eq!(p.span(), o.span(), "{at}");
+                                assert_eq!(p.line(), o.line(), "{at}");
+                                assert_eq!(p.column(), o.column(), "{at}");
+                                assert_eq!(p.line_count(), o.line_count(), "{at}");
+                            }
+                            (Err(_), Err(_)) => {}
+                            (p, o) => {
+                                panic!("{text:?} {start}+{len}: {:?} vs {:?}", p.is_ok(), o.is_ok())
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
 
     #[test]
     fn line_col_counts_from_one_and_in_characters() {

@@ -1,8 +1,6 @@
 //! Errors found while patching a target file, each pointing into that file.
 
-use std::sync::Arc;
-
-use miette::{Diagnostic, NamedSource, SourceSpan};
+use miette::{Diagnostic, SourceSpan};
 use thiserror::Error;
 
 /// A target or patching failure, rendered against the target's text.
@@ -21,7 +19,7 @@ pub enum PatchError {
         reason: String,
         /// The target's text.
         #[source_code]
-        src: NamedSource<Arc<str>>,
+        src: crate::source::Source,
         /// The first error node.
         #[label("first syntax error")]
         at: SourceSpan,
@@ -42,7 +40,7 @@ pub enum PatchError {
         lf_line: usize,
         /// The target's text.
         #[source_code]
-        src: NamedSource<Arc<str>>,
+        src: crate::source::Source,
         /// The first lone `\r`.
         #[label("a lone `\\r` line end")]
         at: SourceSpan,
@@ -62,7 +60,7 @@ pub enum PatchError {
         found: u64,
         /// The target's text.
         #[source_code]
-        src: NamedSource<Arc<str>>,
+        src: crate::source::Source,
         /// The scopes searched (or the matches found, when there were too many).
         #[label(collection)]
         labels: Vec<miette::LabeledSpan>,
@@ -86,7 +84,7 @@ pub enum PatchError {
         path: String,
         /// The target's text.
         #[source_code]
-        src: NamedSource<Arc<str>>,
+        src: crate::source::Source,
         /// The first edit.
         #[label("edited by `{first}`")]
         first_at: SourceSpan,
@@ -109,7 +107,7 @@ pub enum PatchError {
         reason: String,
         /// The target's text.
         #[source_code]
-        src: NamedSource<Arc<str>>,
+        src: crate::source::Source,
         /// The call site (and the signature, where one was read nearby).
         #[label(collection)]
         labels: Vec<miette::LabeledSpan>,
@@ -135,7 +133,7 @@ pub enum PatchError {
         reason: String,
         /// The target's text.
         #[source_code]
-        src: NamedSource<Arc<str>>,
+        src: crate::source::Source,
         /// The site (and the signature, where one was read nearby).
         #[label(collection)]
         labels: Vec<miette::LabeledSpan>,
@@ -162,7 +160,7 @@ pub enum PatchError {
         rules: String,
         /// The patched text.
         #[source_code]
-        src: NamedSource<Arc<str>>,
+        src: crate::source::Source,
         /// The first error node in the patched text.
         #[label("first syntax error in the patched text")]
         at: SourceSpan,
@@ -181,7 +179,7 @@ pub enum PatchError {
         path: String,
         /// The patched text.
         #[source_code]
-        src: NamedSource<Arc<str>>,
+        src: crate::source::Source,
         /// The second edit.
         #[label("would be edited again")]
         at: SourceSpan,
@@ -197,7 +195,7 @@ pub struct Note {
     pub message: String,
     /// The target's text.
     #[source_code]
-    pub src: NamedSource<Arc<str>>,
+    pub src: crate::source::Source,
     /// The place.
     #[label("here")]
     pub at: SourceSpan,

@@ -2,9 +2,8 @@
 //! reason each failed — the answer to "why didn't my rule match?".
 
 use std::ops::Range;
-use std::sync::Arc;
 
-use miette::{Diagnostic, NamedSource, SourceSpan};
+use miette::{Diagnostic, SourceSpan};
 use thiserror::Error;
 use tree_sitter::Node;
 
@@ -41,7 +40,7 @@ pub struct NearMiss {
     /// How far it got (scopes passed, then pattern depth); higher is nearer.
     pub score: u32,
     #[source_code]
-    src: NamedSource<Arc<str>>,
+    src: crate::source::Source,
     #[label("fails here")]
     label: SourceSpan,
 }

@@ -1,9 +1,8 @@
 //! Errors in rule files, each pointing at the exact span it is about.
 
 use std::ops::Range;
-use std::sync::Arc;
 
-use miette::{Diagnostic, LabeledSpan, NamedSource};
+use miette::{Diagnostic, LabeledSpan};
 use thiserror::Error;
 
 use crate::source::{SourceFile, span};
@@ -286,7 +285,7 @@ pub struct RuleError {
     pub help: Option<String>,
     /// The rule file.
     pub file: SourceFile,
-    source_code: NamedSource<Arc<str>>,
+    source_code: crate::source::Source,
 }
 
 impl RuleError {
