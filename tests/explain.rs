@@ -1,16 +1,9 @@
 //! `regraft explain`: the rule as compiled, and with `--in` its matches and near misses.
 
-use crate::util::{regraft, root};
+use crate::util::{regraft_ok, root};
 
 fn explain(args: &[&str]) -> String {
-    let out = regraft(&[&["explain"], args].concat(), root());
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
+    regraft_ok(&[&["explain"], args].concat(), root())
 }
 
 #[test]
@@ -50,14 +43,8 @@ fn with_in_shows_matches_bindings_and_near_misses() {
 #[test]
 fn explain_takes_a_rule_id_as_well_as_a_file() {
     let root = crate::util::root();
-    let out = crate::util::regraft(&["explain", "layer-calls-positional"], root);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        crate::util::text(&out.stderr)
-    );
-    assert!(crate::util::text(&out.stdout).starts_with("rule layer-calls-positional\n"));
+    let out = regraft_ok(&["explain", "layer-calls-positional"], root);
+    assert!(out.starts_with("rule layer-calls-positional\n"));
     let typo = crate::util::regraft(&["explain", "layer-calls-positionl"], root);
     assert_eq!(typo.status.code(), Some(2));
     let words = crate::util::words(&crate::util::text(&typo.stderr));
@@ -71,14 +58,7 @@ fn explain_takes_a_rule_id_as_well_as_a_file() {
 fn explain_shows_every_key_that_decides_where_a_rule_runs() {
     let root = crate::util::root();
     // The file's first rule runs `after` a rule in another file: explained all the same.
-    let out = crate::util::regraft(&["explain", "rules/layer-checkpointing.yaml"], root);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        crate::util::text(&out.stderr)
-    );
-    let text = crate::util::text(&out.stdout);
+    let text = regraft_ok(&["explain", "rules/layer-checkpointing.yaml"], root);
     for line in [
         "  retired in:  transformers >=4.52 (fixed upstream)\n",
         "  group:       checkpointing-branch\n",
@@ -94,8 +74,7 @@ fn explain_shows_every_key_that_decides_where_a_rule_runs() {
         "id: r\nfamily: fix\nordered: true\nmatch: \"f(a=$A)\"\nwhen: {scope: class, lacks: \"g()\", signature: {of: f, has: [a]}}\naction: {replace: \"f($A)\"}\nexpect: 1\n",
     )
     .unwrap();
-    let out = crate::util::regraft(&["explain", "r.yaml"], dir.path());
-    let text = crate::util::text(&out.stdout);
+    let text = regraft_ok(&["explain", "r.yaml"], dir.path());
     for line in [
         "  family:      fix\n",
         "  ordered:     keyword order matters\n",
@@ -164,14 +143,7 @@ fn explain_in_a_folder_explains_the_files_each_rule_selects() {
          - id: nowhere\n  files: [\"**/tokenization_*.py\"]\n  match: \"f($X)\"\n  action: {replace: \"g($X)\"}\n",
     )
     .unwrap();
-    let out = crate::util::regraft(&["explain", "r.yaml", "--in", "models"], dir.path());
-    let stdout = crate::util::text(&out.stdout);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        crate::util::text(&out.stderr)
-    );
+    let stdout = crate::util::regraft_ok(&["explain", "r.yaml", "--in", "models"], dir.path());
     // The first rule: its one file, not `__init__.py` (which a folder used to stand for).
     assert!(
         stdout.contains("in models/modeling_a.py:\n  2 matches"),

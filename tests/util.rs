@@ -99,6 +99,18 @@ pub fn regraft(args: &[&str], dir: &Path) -> Output {
         .expect("the regraft binary runs")
 }
 
+/// Runs `regraft ARGS` in `dir`, which must succeed (its stderr shown if not); its stdout.
+pub fn regraft_ok(args: &[&str], dir: &Path) -> String {
+    let out = regraft(args, dir);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{args:?}: {}",
+        text(&out.stderr)
+    );
+    text(&out.stdout)
+}
+
 /// Runs `regraft ARGS` in `dir` with `input` on stdin.
 pub fn regraft_with_stdin(args: &[&str], dir: &Path, input: &str) -> Output {
     let mut child = regraft_command(args, dir)
