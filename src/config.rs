@@ -110,11 +110,8 @@ impl Config {
     /// `pyproject.toml` with a `[tool.regraft]` table, in `start` or a folder above it. A
     /// `pyproject.toml` without that table is passed over, as ruff does.
     pub fn discover(start: &Path) -> Result<Config, ConfigError> {
-        // A file in `start` itself is named as the user would name it.
-        let shown = |file: PathBuf| match file.strip_prefix(start) {
-            Ok(rel) => rel.to_path_buf(),
-            Err(_) => file,
-        };
+        // A file below the working directory is named as the user would name it.
+        let shown = |file: PathBuf| crate::source::named_from_here(&file);
         for dir in start.ancestors() {
             let file = dir.join(CONFIG_FILE);
             if file.is_file() {
@@ -143,14 +140,7 @@ impl Config {
             .to_path_buf();
         // Paths below the working directory stay relative, so diagnostics name them as a
         // user would type them.
-        let cwd = std::env::current_dir().unwrap_or_default();
-        let resolve = |p: &str| {
-            let path = root.join(p);
-            match path.strip_prefix(&cwd) {
-                Ok(rel) if !rel.as_os_str().is_empty() => rel.to_path_buf(),
-                _ => path,
-            }
-        };
+        let resolve = |p: &str| crate::source::named_from_here(&root.join(p));
         let exclude = match &raw.exclude {
             None => None,
             Some(globs) => Some(Exclude {

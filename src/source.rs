@@ -14,6 +14,21 @@ pub struct SourceFile {
     lines: Arc<std::sync::OnceLock<Arc<[usize]>>>,
 }
 
+/// `path` as a user in the working directory names it: relative where it lies below that
+/// folder, else as given. Diff headers, configured rule paths and the configuration file's
+/// own name all show paths this way.
+pub fn named_from_here(path: &std::path::Path) -> std::path::PathBuf {
+    let below = std::env::current_dir().ok().and_then(|cwd| {
+        let rel = std::path::absolute(path)
+            .ok()?
+            .strip_prefix(cwd)
+            .ok()?
+            .to_path_buf();
+        (!rel.as_os_str().is_empty()).then_some(rel)
+    });
+    below.unwrap_or_else(|| path.to_path_buf())
+}
+
 /// A diagnostic's source: a named, shared text that miette reads by line index.
 pub type Source = NamedSource<SourceText>;
 

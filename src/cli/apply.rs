@@ -380,17 +380,7 @@ fn write_all(changed: &[(&Outcome, &Patched)]) -> Result<(), Error> {
 /// The path a diff header names: relative to the working directory where the file lies below
 /// it, so `git apply` and `patch -p1` find it from there whatever path was given.
 fn diff_path(path: &std::path::Path) -> String {
-    let relative = std::env::current_dir()
-        .ok()
-        .and_then(|cwd| {
-            std::path::absolute(path)
-                .ok()?
-                .strip_prefix(cwd)
-                .ok()
-                .map(Into::into)
-        })
-        .unwrap_or_else(|| path.to_path_buf());
-    targets::glob_path(&relative)
+    targets::glob_path(&crate::source::named_from_here(path))
 }
 
 /// Prints, diffs, writes or checks the changed files.
