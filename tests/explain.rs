@@ -156,3 +156,16 @@ fn explain_in_a_folder_explains_the_files_each_rule_selects() {
         "{stdout}"
     );
 }
+
+#[test]
+fn explain_reads_a_lone_cr_file_as_apply_does() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("t.py"), "x = 1\ry = g(x)\r").unwrap();
+    std::fs::write(
+        dir.path().join("r.yaml"),
+        "id: r\nmatch: \"g($X)\"\naction: {replace: \"h($X)\"}\n",
+    )
+    .unwrap();
+    let out = regraft_ok(&["explain", "r.yaml", "--in", "t.py"], dir.path());
+    assert!(out.contains("1 match\n    at 2:5\n"), "{out}");
+}

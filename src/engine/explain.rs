@@ -59,6 +59,12 @@ pub struct Explanation {
 impl Engine<'_> {
     /// Explains rule `index` on `target`.
     pub fn explain(&self, index: usize, target: Target<'_>) -> Result<Explanation, PatchError> {
+        // Read as `survey` reads it: lone `\r` line ends as `\n` (same offsets).
+        let lf = super::lone_cr_as_lf(target)?;
+        let target = Target {
+            path: target.path,
+            source: lf.as_deref().unwrap_or(target.source),
+        };
         let rule = &self.rules.rules[index];
         let text = target.source;
         let file = SourceFile::new(target.path, text);

@@ -440,7 +440,7 @@ impl<'r> Engine<'r> {
 /// A file whose lines end in a lone `\r` (old Mac style), with `\n` in their place; `None`
 /// for a file with no lone `\r`. One that mixes lone `\r` with `\n` line ends is refused:
 /// what an edit's new lines should end with would be a guess.
-fn lone_cr_as_lf(target: Target<'_>) -> Result<Option<String>, PatchError> {
+pub(crate) fn lone_cr_as_lf(target: Target<'_>) -> Result<Option<String>, PatchError> {
     let text = target.source;
     let bytes = text.as_bytes();
     let Some(first) = memchr::memchr_iter(b'\r', bytes).find(|&i| bytes.get(i + 1) != Some(&b'\n'))
