@@ -33,15 +33,21 @@ fn apply(dir: &Path) -> std::process::Child {
         .unwrap()
 }
 
-#[test]
-fn killed_writes_leave_each_file_wholly_old_or_wholly_new() {
-    let files = 200;
-    // Kill at fractions of a whole run's duration, so some kills land among the writes.
+/// How long an uninterrupted `--write` over a tree of `files` takes here, in milliseconds:
+/// the scale the kill delays are fractions of.
+fn whole_run_millis(files: usize) -> u64 {
     let timing = tempfile::tempdir().unwrap();
     tree(timing.path(), files);
     let started = std::time::Instant::now();
     assert!(apply(timing.path()).wait().unwrap().success());
-    let whole = started.elapsed().as_millis() as u64;
+    started.elapsed().as_millis() as u64
+}
+
+#[test]
+fn killed_writes_leave_each_file_wholly_old_or_wholly_new() {
+    let files = 200;
+    // Kill at fractions of a whole run's duration, so some kills land among the writes.
+    let whole = whole_run_millis(files);
     let mut saw_partial = false;
     for percent in [50u64, 80, 90, 94, 96, 98, 99, 100] {
         let delay_ms = whole * percent / 100;
@@ -134,11 +140,7 @@ fn write_goes_through_symlinks_and_keeps_them() {
 #[test]
 fn sigterm_during_the_write_leaves_the_tree_all_old_or_all_new_and_no_temporary_file() {
     let files = 200;
-    let timing = tempfile::tempdir().unwrap();
-    tree(timing.path(), files);
-    let started = std::time::Instant::now();
-    assert!(apply(timing.path()).wait().unwrap().success());
-    let whole = started.elapsed().as_millis() as u64;
+    let whole = whole_run_millis(files);
     for percent in [60u64, 85, 95, 100] {
         let scratch = tempfile::tempdir().unwrap();
         let dir = scratch.path();
