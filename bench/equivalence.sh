@@ -3,7 +3,7 @@
 # be compared byte for byte (a refactoring must change nothing):
 #   bench/equivalence.sh OUT_DIR [BINARY]      # BINARY defaults to target/release/regraft
 #   diff -r OUT_BEFORE OUT_AFTER
-# For the shipped rules and the three bench/compare.sh workloads it keeps `apply --diff`
+# For the shipped rules and the four bench/compare.sh workloads it keeps `apply --diff`
 # output, `apply --check --format json` output, stderr and exit codes. The tree is fetched by
 # bench/fetch-transformers.sh into $REGRAFT_CORPUS (default target/corpus); nothing upstream
 # is committed.
@@ -33,6 +33,7 @@ for p in '$OUT = decoder_layer($$$ARGS)' '$OUT = encoder_layer($$$ARGS)' '$OUT =
   i=$((i+1)); rule "c$i" "$out/rules/c" "$p"
 done
 cp rules/*.yaml "$out/rules/c/"
+bench/rule-pack.sh "$tree" "$out/rules/d"
 
 run() { # NAME RULES
   local name="$1" rules="$2"
@@ -47,5 +48,6 @@ run shipped rules
 run a "$out/rules/a.yaml"
 run b "$out/rules/b.yaml"
 run c "$out/rules/c"
+run d "$out/rules/d"
 rm -rf "$out/rules"
 for f in "$out"/*.diff "$out"/*.json; do printf '%s %s\n' "$(wc -c < "$f")" "$f"; done
