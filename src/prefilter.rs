@@ -19,6 +19,9 @@ pub struct Anchor<'p> {
     pub offsets: Vec<usize>,
     /// The pattern's other literals.
     pub also: Vec<&'p str>,
+    /// Where every match is an assignment: the punctuation (`regions::punctuation`) its line
+    /// must hold, with an `=` outside all brackets.
+    pub assignment: Option<u32>,
 }
 
 impl Anchor<'static> {
@@ -27,6 +30,7 @@ impl Anchor<'static> {
         Anchor {
             offsets,
             also: Vec::new(),
+            assignment: None,
         }
     }
 }
@@ -117,10 +121,11 @@ impl Prefilter {
         if rules.iter().any(|&r| self.inside_matches[r].is_empty()) {
             return None;
         }
-        let hits = &hits.0;
-        let mut counts = vec![0usize; self.literals.len()];
-        for &(literal, _) in hits {
-            counts[literal] += 1;
+        // The offsets of each literal, gathered in one pass: filtering every hit per rule
+        // cost rules × hits, which dominated packs of hundreds of rules.
+        let mut at: Vec<Vec<usize>> = vec![Vec::new(); self.literals.len()];
+        for &(literal, start) in &hits.0 {
+            at[literal].push(start);
         }
         Some(
             rules
@@ -129,19 +134,16 @@ impl Prefilter {
                     let inside = &self.inside_matches[r];
                     let rarest = *inside
                         .iter()
-                        .min_by_key(|&&l| counts[l])
+                        .min_by_key(|&&l| at[l].len())
                         .expect("checked non-empty above");
                     Anchor {
-                        offsets: hits
-                            .iter()
-                            .filter(|&&(literal, _)| literal == rarest)
-                            .map(|&(_, start)| start)
-                            .collect(),
+                        offsets: at[rarest].clone(),
                         also: inside
                             .iter()
                             .filter(|&&l| l != rarest)
                             .map(|&l| self.literals[l].as_str())
                             .collect(),
+                        assignment: None,
                     }
                 })
                 .collect(),

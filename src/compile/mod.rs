@@ -125,7 +125,11 @@ impl ScopePatterns {
 pub enum Locator {
     /// The logical lines holding all of the rule's pattern literals (every match does),
     /// found from the occurrences of whichever is rarest in the file.
-    Anchor,
+    Anchor {
+        /// Where every match is an assignment (as for `Assignment`), the pattern's
+        /// punctuation: lines that do not assign are passed over too.
+        assignment: Option<u32>,
+    },
     /// The assignment statements holding the pattern's punctuation: every match is an
     /// assignment, whose `=` stands outside all brackets of its line.
     Assignment {
@@ -216,15 +220,13 @@ impl CompiledRule {
             && self.rule.expect.is_none_or(|e| e.per.is_none())
             && edits_within_match;
         if !local {
-            None
-        } else if !self.pattern.literals.is_empty() {
-            Some(Locator::Anchor)
-        } else if assigns_at_top(root) {
-            Some(Locator::Assignment {
-                punctuation: pattern_punctuation(&self.pattern.root),
-            })
+            return None;
+        }
+        let assignment = assigns_at_top(root).then(|| pattern_punctuation(&self.pattern.root));
+        if !self.pattern.literals.is_empty() {
+            Some(Locator::Anchor { assignment })
         } else {
-            None
+            assignment.map(|punctuation| Locator::Assignment { punctuation })
         }
     }
 

@@ -35,8 +35,15 @@ fn only_rules_that_edit_within_one_statement_run_on_regions() {
     let locator = |yaml: &str| compile(yaml).unwrap().rules[0].locator;
     assert_eq!(
         locator(r#"{id: r, match: "f(x=$X)", action: {remove_kwargs: [x]}}"#),
-        Some(Locator::Anchor)
+        Some(Locator::Anchor { assignment: None })
     );
+    // A pattern that assigns: only lines that assign hold its matches.
+    assert!(matches!(
+        locator(r#"{id: r, match: "$X = self.mlp($$$A)", action: {remove_kwargs: [x]}}"#),
+        Some(Locator::Anchor {
+            assignment: Some(_)
+        })
+    ));
     assert!(matches!(
         locator(r#"{id: r, match: "$X = $Y($$$A)", action: {remove_kwargs: [x]}}"#),
         Some(Locator::Assignment { .. })

@@ -164,21 +164,31 @@ impl Engine<'_> {
                 .get(usize::from(node.kind_id()))
                 .is_some_and(|rules| rules.binary_search(&rule).is_ok())
         };
+        // Every anchor occurrence of every rule, in document order, for one sweep.
+        let mut occurrences: Vec<(usize, usize)> = anchors
+            .iter()
+            .enumerate()
+            .flat_map(|(slot, a)| a.offsets.iter().map(move |&offset| (offset, slot)))
+            .collect();
+        occurrences.sort_unstable();
         let mut out = vec![Vec::new(); active.len()];
-        for (slot, (anchor, id)) in anchors.iter().zip(active).enumerate() {
-            let mut seen = HashSet::new();
-            for &offset in &anchor.offsets {
-                let Some(leaf) = root.descendant_for_byte_range(offset, offset) else {
-                    continue;
-                };
-                let chain = scope::ancestors(root, leaf).into_iter().chain([leaf]);
-                for node in chain {
-                    if rooted(node, id.0) && seen.insert(node.id()) {
+        // Each rule's previous occurrence: a node holding it as well as this one is already in.
+        let mut previous: Vec<Option<usize>> = vec![None; active.len()];
+        crate::python::for_each_path(
+            root,
+            occurrences
+                .iter()
+                .map(|&(offset, slot)| (offset, (offset, slot))),
+            |(offset, slot), path| {
+                let rule = active[slot].0;
+                for &node in path {
+                    if rooted(node, rule) && previous[slot].is_none_or(|p| node.start_byte() > p) {
                         out[slot].push(node);
                     }
                 }
-            }
-        }
+                previous[slot] = Some(offset);
+            },
+        );
         Some(out)
     }
 

@@ -289,14 +289,21 @@ impl<'r> Engine<'r> {
         hits: &Hits,
     ) -> Option<Vec<Range<usize>>> {
         let mut anchored = Vec::new();
+        let mut lines_assign = Vec::new();
         let mut assignments = Vec::new();
         for id in schedule.open() {
             match self.rules.rule(id).locator? {
-                Locator::Anchor => anchored.push(id.0),
+                Locator::Anchor { assignment } => {
+                    anchored.push(id.0);
+                    lines_assign.push(assignment);
+                }
                 Locator::Assignment { punctuation } => assignments.push(punctuation),
             }
         }
-        let anchors = self.rules.prefilter.anchors(hits, &anchored)?;
+        let mut anchors = self.rules.prefilter.anchors(hits, &anchored)?;
+        for (anchor, assignment) in anchors.iter_mut().zip(lines_assign) {
+            anchor.assignment = assignment;
+        }
         crate::python::regions::statement_regions(target.source, &anchors, &assignments)
     }
 

@@ -18,7 +18,7 @@ pub use crate::prefilter::Anchor;
 const MAX_NESTING: usize = 64;
 
 /// The statements that could hold a match: around each anchor offset whose logical line also
-/// holds the anchor's other texts, and every statement that assigns with `=` and holds all
+/// holds the anchor's other texts (and assigns, for an anchor of an assignment), and every statement that assigns with `=` and holds all
 /// the punctuation of one of `assignments` (masks from [`punctuation`]). As merged byte ranges
 /// of whole lines in document order; `None` when the text defeats the scan (the caller parses
 /// everything). A compound statement comes with its decorators; from a header, with its first
@@ -33,10 +33,7 @@ pub fn statement_regions(
     let mut regions: Vec<Range<usize>> = Vec::new();
     if !assignments.is_empty() {
         for (at, line) in lines.iter().enumerate() {
-            let wanted = line.assigns
-                && assignments
-                    .iter()
-                    .any(|&mask| mask & !line.punctuation == 0);
+            let wanted = assignments.iter().any(|&mask| line.assigns_with(mask));
             if wanted && regions.last().is_none_or(|r| r.end <= line.start) {
                 regions.push(statement_around(&lines, at)?);
             }
@@ -59,7 +56,13 @@ pub fn statement_regions(
                     .iter()
                     .all(|t| memchr::memmem::find(line_text, t.as_bytes()).is_some())
             };
-            if line.kind == Kind::Blank || offset >= line.end || !holds_the_rest() {
+            if line.kind == Kind::Blank
+                || offset >= line.end
+                || anchor
+                    .assignment
+                    .is_some_and(|mask| !line.assigns_with(mask))
+                || !holds_the_rest()
+            {
                 continue;
             }
             regions.push(statement_around(&lines, at)?);
@@ -132,6 +135,14 @@ struct Line {
     punctuation: u32,
     /// Begins with `try`.
     opens_try: bool,
+}
+
+impl Line {
+    /// Whether it assigns with `=` and holds all of the punctuation `mask`: a line that can
+    /// hold a match of an assignment pattern with that punctuation.
+    fn assigns_with(&self, mask: u32) -> bool {
+        self.assigns && mask & !self.punctuation == 0
+    }
 }
 
 /// The whole statement the logical line at `at` belongs to.

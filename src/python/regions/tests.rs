@@ -7,6 +7,7 @@ fn at<'a>(text: &str, needle: &str) -> Anchor<'a> {
     Anchor {
         offsets: text.match_indices(needle).map(|(i, _)| i).collect(),
         also: Vec::new(),
+        assignment: None,
     }
 }
 
@@ -158,6 +159,7 @@ fn an_anchor_counts_only_on_lines_holding_the_other_literals() {
     let anchor = Anchor {
         offsets: text.match_indices("mlp").map(|(i, _)| i).collect(),
         also: vec!["self"],
+        assignment: None,
     };
     let regions: Vec<&str> = statement_regions(text, &[anchor], &[])
         .unwrap()
