@@ -275,11 +275,21 @@ fn patch_one(
             .collect();
         p.output = stamp(&p.output, &applied, versions);
     }
-    // Over a whole tree, keeping every unchanged file's text twice would dominate memory:
-    // only changed files keep theirs (for diffs and writes).
-    let keep = plan.to_stdout || result.as_ref().is_ok_and(Patched::changed);
-    if !keep && let Ok(p) = &mut result {
-        p.output = String::new();
+    // Over a whole tree, keeping every file's text twice would dominate memory: only a
+    // changed file that is diffed or written keeps its texts.
+    let keep = plan.to_stdout
+        || plan.stdin
+        || ((args.diff || args.write) && result.as_ref().is_ok_and(Patched::changed));
+    if let Ok(p) = &mut result {
+        if !keep {
+            p.output = String::new();
+        }
+        // A pack of hundreds of rules finds nothing with most of them in every file; only
+        // JSON and `-v` show those reports, so other runs drop them as each file is done.
+        if args.format != Format::Json && super::verbosity() < 1 {
+            p.rules.retain(|r| r.status != RuleStatus::NoMatch);
+            p.rules.shrink_to_fit();
+        }
     }
     Outcome {
         file,
