@@ -243,3 +243,70 @@ fn files_globs_select_the_same_files_as_apply() {
     let rows: serde_json::Value = serde_json::from_slice(&matrix.stdout).unwrap();
     assert_eq!(rows[0]["status"], "ok", "{rows}");
 }
+
+#[test]
+fn identical_files_are_surveyed_once_unless_a_module_they_read_changed() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(
+        dir.path().join("rules.yaml"),
+        r#"id: positional
+files: ["**/mod.py"]
+match: "$Y = layer($$$A)"
+action: {kwargs_to_positional: {signature: Layer.forward}}
+expect: 1
+"#,
+    )
+    .unwrap();
+    let layers =
+        |params: &str| format!("class Layer:\n    def forward(self, {params}):\n        pass\n");
+    for (version, params) in [
+        ("1.0", "x, b=None"),
+        ("2.0", "x, b=None"),
+        ("3.0", "x, c=None"),
+    ] {
+        let tree = dir.path().join(format!("demo-{version}/pkg"));
+        fs::create_dir_all(&tree).unwrap();
+        fs::write(tree.join("__init__.py"), "").unwrap();
+        fs::write(
+            tree.join("mod.py"),
+            "from .layers import Layer\n\nz = layer(x, b=2)\n",
+        )
+        .unwrap();
+        fs::write(tree.join("layers.py"), layers(params)).unwrap();
+    }
+    let out = regraft(
+        &[
+            "-v",
+            "matrix",
+            "-r",
+            "rules.yaml",
+            "--target",
+            "demo=1.0:demo-1.0",
+            "--target",
+            "demo=2.0:demo-2.0",
+            "--target",
+            "demo=3.0:demo-3.0",
+            "--format",
+            "json",
+        ],
+        dir.path(),
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    // 2.0 repeats 1.0 byte for byte; 3.0's `mod.py` does too, but the module it reads differs.
+    assert!(
+        stderr.contains("9 file(s) in 3 target(s); 1 took the survey of an identical file"),
+        "{stderr}"
+    );
+    let rows: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let status = |target: &str| {
+        rows.as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["target"] == target)
+            .map(|r| r["status"].as_str().unwrap().to_string())
+            .unwrap()
+    };
+    assert_eq!(status("demo==1.0"), "ok", "{rows}");
+    assert_eq!(status("demo==2.0"), "ok", "{rows}");
+    assert_ne!(status("demo==3.0"), "ok", "{rows}");
+}

@@ -101,7 +101,15 @@ pub(super) fn run(args: MatrixArgs, colors: Colors) -> Result<u8, Error> {
         .map(|t| MatrixTarget::parse(t))
         .collect::<Result<Vec<_>, _>>()?;
     targets.extend(args.fetch.targets()?);
-    let rows = crate::matrix::run(&rules, &targets, &with)?;
+    let matrix = crate::matrix::run(&rules, &targets, &with)?;
+    super::detail(format!(
+        "{} file(s) in {} target(s); {} took the survey of an identical file of an earlier \
+         target\n",
+        matrix.files,
+        targets.len(),
+        matrix.reused
+    ));
+    let rows = matrix.rows;
     match args.format {
         MatrixFormat::Human => out(human(&rows, colors.stdout))?,
         MatrixFormat::Markdown => out(markdown(&rows))?,

@@ -56,8 +56,9 @@ pub fn bisect(
             version: version.clone(),
             dir: fetcher.tree(&package, version)?,
         };
-        let rows = run(rules, std::slice::from_ref(&target), with)?;
-        Ok(rows
+        let matrix = run(rules, std::slice::from_ref(&target), with)?;
+        Ok(matrix
+            .rows
             .into_iter()
             .find(|r| r.rule == rule)
             .expect("the rule has a row"))

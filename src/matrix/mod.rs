@@ -5,12 +5,14 @@
 
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
+use std::sync::Arc;
 
 use pep440_rs::Version;
 use rayon::prelude::*;
 use serde::Serialize;
 
 mod bisect;
+mod reuse;
 mod suggest;
 pub use bisect::{Bisection, bisect};
 pub use suggest::suggestions;
@@ -127,7 +129,9 @@ pub struct Row {
     pub sites: Vec<(String, usize)>,
 }
 
+#[derive(Debug)]
 struct FileOutcome {
+    /// By rule index.
     reports: Vec<crate::engine::RuleReport>,
     errors: Vec<(Vec<RuleId>, String, Status)>,
     path: String,
@@ -154,28 +158,58 @@ fn summary(e: &PatchError) -> String {
     }
 }
 
+/// The cells of a matrix, and how much work was shared between its targets.
+#[derive(Debug)]
+pub struct Matrix {
+    /// One row per rule and target, targets in the order given.
+    pub rows: Vec<Row>,
+    /// Files in the targets.
+    pub files: usize,
+    /// Files whose survey was taken from an identical file of an earlier target.
+    pub reused: usize,
+}
+
 /// Surveys every rule on every target.
-pub fn run(
-    rules: &RuleSet,
-    targets: &[MatrixTarget],
-    with: &VersionEnv,
-) -> Result<Vec<Row>, Error> {
+pub fn run(rules: &RuleSet, targets: &[MatrixTarget], with: &VersionEnv) -> Result<Matrix, Error> {
     let mut rows = Vec::new();
     let modules = crate::modules::FsModules::default();
+    let reuse = reuse::Reuse::default();
+    let mut file_count = 0;
     for target in targets {
         let mut versions = with.clone();
         versions.insert(&target.package, target.version.clone());
-        let engine = Engine::new(rules, &versions, None).with_modules(&modules);
+        let engine = Engine::new(rules, &versions, None);
         let files = targets::collect(std::slice::from_ref(&target.dir))?;
-        let outcomes: Vec<FileOutcome> = files
+        file_count += files.len();
+        let shared = Shared {
+            engine: &engine,
+            rules,
+            versions: &versions,
+            modules: &modules,
+            reuse: &reuse,
+        };
+        let outcomes: Vec<Arc<FileOutcome>> = files
             .par_iter()
-            .map(|file| survey_file(&engine, rules, &target.dir, file))
+            .map(|file| survey_file(&shared, &target.dir, file))
             .collect();
         for (index, rule) in rules.rules.iter().enumerate() {
             rows.push(row(target, RuleId(index), rule, &versions, &outcomes));
         }
     }
-    Ok(rows)
+    Ok(Matrix {
+        rows,
+        files: file_count,
+        reused: reuse.reused(),
+    })
+}
+
+/// What every file of one target is surveyed with.
+struct Shared<'a> {
+    engine: &'a Engine<'a>,
+    rules: &'a RuleSet,
+    versions: &'a VersionEnv,
+    modules: &'a dyn crate::modules::ModuleSource,
+    reuse: &'a reuse::Reuse,
 }
 
 /// The cell of a rule the version gate keeps from running on a target, if it does.
@@ -200,7 +234,7 @@ fn row(
     index: RuleId,
     rule: &CompiledRule,
     versions: &VersionEnv,
-    outcomes: &[FileOutcome],
+    outcomes: &[Arc<FileOutcome>],
 ) -> Row {
     let id = rule.id().to_string();
     let mut row = Row {
@@ -222,7 +256,8 @@ fn row(
     let mut edited = false;
     let mut refused = 0;
     for outcome in outcomes {
-        if let Some(report) = outcome.reports.iter().find(|r| r.index == index) {
+        let at = outcome.reports.binary_search_by_key(&index, |r| r.index);
+        if let Some(report) = at.ok().map(|at| &outcome.reports[at]) {
             selected += 1;
             edited |= report.status == crate::engine::RuleStatus::Applied;
             refused += report
@@ -282,44 +317,47 @@ fn severity(status: Status) -> u8 {
     }
 }
 
-fn survey_file(
-    engine: &Engine<'_>,
-    rules: &RuleSet,
-    dir: &Path,
-    file: &targets::TargetFile,
-) -> FileOutcome {
+fn survey_file(shared: &Shared<'_>, dir: &Path, file: &targets::TargetFile) -> Arc<FileOutcome> {
+    let rules = shared.rules;
     // Shown relative to the target folder; selected, as `apply` selects, by the path as given
     // (the folder joined with the file's path below it), so `files` globs mean the same here.
     let relative = targets::glob_path(file.path.strip_prefix(dir).unwrap_or(&file.path));
-    let selecting = || -> Vec<RuleId> {
-        (0..rules.rules.len())
-            .map(RuleId)
-            .filter(|&id| rules.rule(id).selects(&file.display))
-            .collect()
-    };
+    let selecting: Vec<RuleId> = (0..rules.rules.len())
+        .map(RuleId)
+        .filter(|&id| rules.rule(id).selects(&file.display))
+        .collect();
     let mut outcome = FileOutcome {
         reports: Vec::new(),
         errors: Vec::new(),
         path: relative.clone(),
     };
-    if selecting().is_empty() {
-        return outcome;
+    if selecting.is_empty() {
+        return Arc::new(outcome);
     }
     let source = match targets::read(file) {
         Ok(s) => s,
         Err(e) => {
             outcome
                 .errors
-                .push((selecting(), e.to_string(), Status::Error));
-            return outcome;
+                .push((selecting, e.to_string(), Status::Error));
+            return Arc::new(outcome);
         }
     };
-    match engine.survey(Target {
+    let key = reuse::Key::new(rules, shared.versions, &relative, &source, &selecting);
+    // The target folder as this file's path spells it.
+    let prefix = file.display.strip_suffix(&relative).unwrap_or_default();
+    if let Some(earlier) = shared.reuse.get(&key, prefix, shared.modules) {
+        return earlier;
+    }
+    let modules = reuse::Noting::new(shared.modules, prefix);
+    let mut reusable = true;
+    match shared.engine.with_modules(&modules).survey(Target {
         path: &file.display,
         source: &source,
     }) {
         Ok(survey) => {
             outcome.reports = survey.rules;
+            outcome.reports.sort_by_key(|r| r.index);
             // Messages name the file as the table does, relative to the target folder.
             let message = |e: &PatchError| summary(e).replace(&file.display, &relative);
             outcome.errors = survey
@@ -337,9 +375,17 @@ fn survey_file(
                 )
                 .collect();
         }
-        Err(e) => outcome
-            .errors
-            .push((selecting(), e.to_string(), Status::Error)),
+        Err(e) => {
+            // Its message names the file by this target's path.
+            reusable = false;
+            outcome
+                .errors
+                .push((selecting, e.to_string(), Status::Error));
+        }
+    }
+    let outcome = Arc::new(outcome);
+    if reusable {
+        shared.reuse.keep(key, &outcome, modules, prefix);
     }
     outcome
 }
