@@ -41,6 +41,16 @@ versions = {"transformers": "4.57.6"}
 print(f"patch(ToyModel) with the shipped pack, no rule selects it: "
       f"{median_ms(lambda: regraft.patch(toy.ToyModel, rules, versions=versions), 200):.2f} ms median of 200")
 
+absent = regraft.Rules.parse("""\
+id: toy-absent
+files: ["**/toymodels/modeling_toy.py"]
+inside: {class: ToyModel}
+match: "$X = missing_call($$$A)"
+action: {remove_kwargs: [mask]}
+""")
+print(f"patch(ToyModel) with a rule that selects it and matches nothing: "
+      f"{median_ms(lambda: regraft.patch(toy.ToyModel, absent, versions=versions), 200):.2f} ms median of 200")
+
 positional = regraft.Rules.parse("""\
 id: toy-layers-positional
 files: ["**/toymodels/modeling_toy.py"]

@@ -260,6 +260,28 @@ impl NativeRules {
         names
     }
 
+    /// Whether any rule would run on the file `filename` (on its top-level class or function
+    /// `unit`): one selects it and its version gate is not closed. `False` means patching it
+    /// would change nothing, so its source need not be read. Raises as `apply` does where a
+    /// rule's package has no known version.
+    #[pyo3(signature = (filename, versions, phase, unit))]
+    fn would_run(
+        &self,
+        py: Python<'_>,
+        filename: Option<&str>,
+        versions: Vec<(String, String)>,
+        phase: Option<&str>,
+        unit: Option<&str>,
+    ) -> PyResult<bool> {
+        let result = (|| {
+            let mut request = Request::new("", filename, &versions, phase, (None, None, None))?;
+            request.unit = unit;
+            let engine = request.engine(&self.set)?;
+            Ok::<_, Error>(engine.any_would_run(request.target().path))
+        })();
+        result.map_err(|e| to_py_err(py, &e))
+    }
+
     /// Patches `source`; returns the output and the drift of `on_miss: warn` rules as
     /// exception instances to warn with.
     #[pyo3(signature = (source, filename, versions, phase, context))]

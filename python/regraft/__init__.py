@@ -262,6 +262,11 @@ class Rules:
             return source
         return output
 
+    def _would_run(self, filename: str, versions: Mapping[str, str], phase: Optional[str], unit: str) -> bool:
+        """Whether any rule would run on top-level ``unit`` of the file ``filename``."""
+        pairs = [(str(k), str(v)) for k, v in versions.items()]
+        return self._native.would_run(filename, pairs, phase, unit)
+
     def _apply_reporting(self, source, filename, versions, phase, context, module, unit) -> tuple:
         """The patched text and what each rule did, from one run; `on_miss: warn` drift is
         warned about, failures raise."""

@@ -35,6 +35,13 @@ class NativeRules:
     def parse(text: str, format: str, name: str) -> NativeRules: ...
     def ids(self) -> List[str]: ...
     def packages(self) -> List[str]: ...
+    def would_run(
+        self,
+        filename: Optional[str],
+        versions: List[Tuple[str, str]],
+        phase: Optional[str],
+        unit: Optional[str],
+    ) -> bool: ...
     def apply(
         self,
         source: str,

@@ -50,10 +50,17 @@ class Patch:
     """Rules that edited the object."""
     already_applied: List[str]
     """Rules whose every match already had the patched shape (a second ``patch`` lists them)."""
-    source: str
-    """The object's patched source (its original source when nothing changed)."""
+    _source: Optional[str] = field(default=None, repr=False)
     _undo: List[Tuple[Any, ...]] = field(default_factory=list, repr=False)
     _lines: List[str] = field(default_factory=list, repr=False)
+
+    @property
+    def source(self) -> str:
+        """The object's patched source (its original source when nothing changed, read when
+        first asked for: a patch no rule selects never reads it)."""
+        if self._source is None:
+            self._source = inspect.getsource(_function(self.target) or self.target)
+        return self._source
 
     def revert(self) -> None:
         """Restores exactly what was there before this patch: code, defaults, attributes and
@@ -137,9 +144,9 @@ def _span(node: ast.AST) -> Tuple[int, int]:
     return first, node.end_lineno or node.lineno
 
 
-def _source_of(obj: Any) -> Tuple[str, int, types.ModuleType, str]:
-    """The source to patch for ``obj`` (its outermost class's for a method), the line it starts
-    on, its module, and the qualified path of ``obj``."""
+def _locate(obj: Any) -> Tuple[Any, types.ModuleType, str]:
+    """What to read the source of for ``obj`` (its outermost class, for a method), its module,
+    and the qualified path of ``obj``; reads no source."""
     func = _function(obj)
     target = func if func is not None else obj
     module = inspect.getmodule(target)
@@ -151,9 +158,27 @@ def _source_of(obj: Any) -> Tuple[str, int, types.ModuleType, str]:
             f"cannot patch {qualname}: it is defined inside a function; patch that function"
         )
     owner, parts = _owner_class(module, qualname)
-    unit = owner if owner is not None else target
+    return (owner if owner is not None else target), module, ".".join(parts)
+
+
+_LOCATED: Dict[Tuple[str, str], Tuple[List[str], List[str], int]] = {}
+
+
+def _lines_of(unit: Any, filename: str) -> Tuple[List[str], int]:
+    """``inspect.getsourcelines(unit)``, remembered for a class while its module's linecache
+    text is the same list: inspect parses the whole module to find a class, every call, which
+    cost most of a patch that edits nothing. (A function is looked up each time: its code, and
+    so its lines, change when it is patched.)"""
+    if not isinstance(unit, type):
+        return inspect.getsourcelines(unit)
+    module_lines = linecache.getlines(filename)
+    key = (filename, unit.__qualname__)
+    known = _LOCATED.get(key)
+    if known is not None and known[0] is module_lines:
+        return known[1], known[2]
     lines, first = inspect.getsourcelines(unit)
-    return "".join(lines), max(first, 1), module, ".".join(parts)
+    _LOCATED[key] = (module_lines, lines, first)
+    return lines, first
 
 
 def _module_file(module: types.ModuleType) -> str:
@@ -186,22 +211,31 @@ def patch(
         if on_error == "raise":
             raise
         warnings.warn(str(error), RuntimeWarning, stacklevel=2)
-        return Patch(obj, False, [], [], "")
+        return Patch(obj, False, [], [])
 
 
 def _patch(obj: Any, rules: Any, phase: Optional[str], versions: Optional[Mapping[str, str]]) -> Patch:
-    source, first, module, path = _source_of(obj)
+    unit_obj, module, path = _locate(obj)
     filename = _module_file(module)
-    # The unit at its real line numbers: blank lines above it cost nothing to parse.
-    padded = "\n" * (first - 1) + source
-    module_source = "".join(linecache.getlines(filename)) or None
     if versions is None:
         from . import installed_versions
 
         versions = installed_versions(rules.packages)
     unit = path.split(".")[0]
+    if not rules._would_run(filename, versions, phase, unit):
+        # Nothing would change: reading the source (inspect parses the whole module to find a
+        # class) would cost most of the call.
+        return Patch(obj, False, [], [])
+    lines, first = _lines_of(unit_obj, filename)
+    source, first = "".join(lines), max(first, 1)
+    # The unit at its real line numbers: blank lines above it cost nothing to parse.
+    padded = "\n" * (first - 1) + source
+    module_source = "".join(linecache.getlines(filename)) or None
     # One run gives both the text and what each rule did.
     output, report = rules._apply_reporting(padded, filename, versions, phase, module_source, None, unit)
+    if not any(r.status in ("applied", "redundant") for r in report.rules):
+        # Nothing changed and nothing was in place already: the source as read is the answer.
+        return Patch(obj, False, [], [])
     tree = ast.parse(output)
     node = _find(tree, path.split("."))
     if node is None:

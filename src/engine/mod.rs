@@ -163,6 +163,16 @@ impl<'r> Engine<'r> {
             .map(|r| (r, self.versions.gate(&r.rule)))
     }
 
+    /// Whether some rule would run on a file at `path`: one selects it and its version gate is
+    /// open (or names a package of unknown version, which running reports). Where none would,
+    /// patching changes nothing and reports only inactive rules, so a caller need not even
+    /// read the source.
+    pub fn any_would_run(&self, path: &str) -> bool {
+        self.gates().any(|(rule, gate)| {
+            !matches!(gate, Gate::Closed { .. } | Gate::Retired { .. }) && self.selects(rule, path)
+        })
+    }
+
     /// Whether `rule` looks at the file at `path`.
     fn selects(&self, rule: &CompiledRule, path: &str) -> bool {
         (self.all_files || rule.selects(path)) && self.unit.is_none_or(|u| in_unit(rule, u))

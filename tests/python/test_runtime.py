@@ -218,3 +218,34 @@ expect: 1
     assert handle.rules == ["toy-layers-positional"]
     assert toy.ToyLayer().forward(1) == 1, "ToyLayer is not touched by patching ToyModel"
     assert toy.SCALE == 2
+
+
+def test_a_patch_no_rule_selects_reads_no_source_yet_reports_it(toy, monkeypatch):
+    other_file = POSITIONAL.replace("**/toymodels/modeling_toy.py", "**/elsewhere.py")
+    gated = POSITIONAL.replace("expect: 1", "expect: 1\nrequires: {torch: '>=99'}").replace(
+        "id: toy-layers-positional", "id: toy-gated"
+    )
+    rules = regraft.Rules.parse("---\n".join([other_file, gated]))
+    original = inspect.getsource(toy.ToyModel.forward)
+
+    def unread(*args, **kwargs):
+        raise AssertionError("the source was read")
+
+    monkeypatch.setattr(inspect, "getsourcelines", unread)
+    handle = regraft.patch(toy.ToyModel.forward, rules, versions={"torch": "2.5"})
+    assert (handle.changed, handle.rules, handle.already_applied) == (False, [], [])
+    monkeypatch.undo()
+    # Asked for, the source is the object's own.
+    assert handle.source == original
+
+
+def test_a_class_read_again_after_its_module_text_changes(toy):
+    rules = regraft.Rules.parse(POSITIONAL)
+    absent = regraft.Rules.parse(POSITIONAL.replace("expect: 1", "expect: 0").replace("$X = $L", "$X = nothing"))
+    # Nothing to do: the class's lines are remembered...
+    assert not regraft.patch(toy.ToyModel, absent, versions={}).changed
+    # ...until a patch puts new text in the module's linecache entry, which the next read sees.
+    first = regraft.patch(toy.ToyModel, rules, versions={})
+    assert first.changed and "layer(x, m, b)" in first.source
+    again = regraft.patch(toy.ToyModel, rules, versions={})
+    assert (again.changed, again.already_applied) == (False, ["toy-layers-positional"])
