@@ -224,7 +224,15 @@ pub fn scope_seeds<'t>(
     }
     let mut seeds = match &patterns.has {
         Some(has) => {
-            let found = matcher.occurrences(&has.root, def, seed, MAX_SEEDS);
+            // Every occurrence holds the pattern's literals: a definition whose text lacks one
+            // (most classes, for `self.$L = nn.ModuleList(...)`) needs no walk of its tree.
+            let text = source.as_bytes().get(def.byte_range()).unwrap_or_default();
+            let absent = |l: &String| memchr::memmem::find(text, l.as_bytes()).is_none();
+            let found = if has.literals.iter().any(absent) {
+                Vec::new()
+            } else {
+                matcher.occurrences(&has.root, def, seed, MAX_SEEDS)
+            };
             if found.is_empty() {
                 return Err(format!("lacks `{}`", has.source.trim()));
             }
