@@ -96,6 +96,14 @@ pub fn find_signature(root: Node<'_>, source: &str, name: &str) -> Result<Signat
     // defined twice (in the branches of an `if`) whose definitions do not all define it has
     // no one signature.
     let (mut classes, mut defining) = (0, 0);
+    // A definition of the name holds its text: subtrees without it are not entered (the walk
+    // went through every function body, for each name looked up).
+    let wanted = class.unwrap_or(function);
+    let at: Vec<usize> = memchr::memmem::find_iter(source.as_bytes(), wanted).collect();
+    let may_hold = |n: &Node<'_>| {
+        let i = at.partition_point(|&o| o < n.start_byte());
+        at.get(i).is_some_and(|&o| o < n.end_byte())
+    };
     let mut stack = vec![root];
     while let Some(node) = stack.pop() {
         match (node.kind(), class) {
@@ -127,7 +135,7 @@ pub fn find_signature(root: Node<'_>, source: &str, name: &str) -> Result<Signat
             _ => {}
         }
         let mut cursor = node.walk();
-        stack.extend(node.named_children(&mut cursor));
+        stack.extend(node.named_children(&mut cursor).filter(may_hold));
     }
     if classes > 1 && defining > 0 && defining < classes {
         return Err(LookupError::Ambiguous(classes));
