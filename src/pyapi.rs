@@ -242,6 +242,23 @@ impl NativeRules {
             .map_err(|e| to_py_err(py, &Error::from(e)))
     }
 
+    /// The texts of the rule files the rules came from, each once, ordered by file name: the
+    /// very text loaded, for a fingerprint of the set (a second read could see a newer file).
+    fn texts(&self) -> Vec<String> {
+        let mut files: Vec<(&str, &str)> = self
+            .set
+            .rules
+            .iter()
+            .map(|r| (r.rule.origin.file.name(), r.rule.origin.file.text()))
+            .collect();
+        files.sort_unstable();
+        files.dedup_by_key(|(name, _)| *name);
+        files
+            .into_iter()
+            .map(|(_, text)| text.to_string())
+            .collect()
+    }
+
     /// The rule ids, in load order.
     fn ids(&self) -> Vec<String> {
         self.set.rules.iter().map(|r| r.id().to_string()).collect()

@@ -176,18 +176,11 @@ class Rules:
     @classmethod
     def load(cls, path: PathLike) -> "Rules":
         """Loads a rule file, or every ``*.yaml``, ``*.yml`` and ``*.graft`` file below a folder."""
-        path = os.fspath(path)
-        native = NativeRules.load(path)
+        native = NativeRules.load(os.fspath(path))
         digest = hashlib.sha256()
-        files = [path] if os.path.isfile(path) else sorted(
-            os.path.join(root, name)
-            for root, _, names in os.walk(path)
-            for name in names
-            if name.endswith((".yaml", ".yml", ".graft"))
-        )
-        for name in files:
-            with open(name, "rb") as f:
-                digest.update(f.read())
+        # The texts the rules were read from, not a second walk and read of the folder.
+        for text in native.texts():
+            digest.update(text.encode())
         return cls(native, digest.hexdigest())
 
     @classmethod

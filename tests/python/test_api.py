@@ -375,3 +375,17 @@ def test_the_wheel_installs_the_regraft_command(tmp_path):
     (tmp_path / "bad.yaml").write_text("id: r\nmatch: f(\n")
     out = subprocess.run([str(command), "lint", "-r", "bad.yaml"], cwd=tmp_path, capture_output=True, text=True)
     assert out.returncode == 2 and "bad.yaml" in out.stderr
+
+
+def test_the_fingerprint_is_of_the_rule_texts_loaded(tmp_path):
+    rule = 'id: r\nmatch: "f($X)"\naction: {replace: "g($X)"}\n'
+    for name in ("a", "b"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "r.yaml").write_text(rule)
+    a, b = (regraft.Rules.load(tmp_path / name).fingerprint for name in ("a", "b"))
+    assert a == b and len(a) == 64
+    # Files that hold no rules do not count; a changed rule does.
+    (tmp_path / "a" / "notes.txt").write_text("not a rule file")
+    assert regraft.Rules.load(tmp_path / "a").fingerprint == a
+    (tmp_path / "a" / "r.yaml").write_text(rule.replace("g($X)", "h($X)"))
+    assert regraft.Rules.load(tmp_path / "a").fingerprint != a
