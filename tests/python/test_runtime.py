@@ -249,3 +249,23 @@ def test_a_class_read_again_after_its_module_text_changes(toy):
     assert first.changed and "layer(x, m, b)" in first.source
     again = regraft.patch(toy.ToyModel, rules, versions={})
     assert (again.changed, again.already_applied) == (False, ["toy-layers-positional"])
+
+
+def test_patch_reads_installed_versions_once_per_process(toy, monkeypatch):
+    from regraft import runtime
+
+    rules = regraft.Rules.parse(POSITIONAL.replace("expect: 1", "expect: 1\nrequires: {pytest: '>=1'}"))
+    reads = []
+    real = regraft.installed_versions
+
+    def counting(packages):
+        reads.append(list(packages))
+        return real(packages)
+
+    monkeypatch.setattr(regraft, "installed_versions", counting)
+    monkeypatch.setattr(runtime, "_VERSIONS", {})
+    first = regraft.patch(toy.ToyModel.forward, rules)
+    assert first.rules == ["toy-layers-positional"]
+    first.revert()
+    assert regraft.patch(toy.ToyModel.forward, rules).rules == ["toy-layers-positional"]
+    assert reads == [["pytest"]]
