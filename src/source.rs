@@ -262,12 +262,10 @@ impl LineIndex {
     }
 }
 
+/// The offsets of the `\n` bytes (memchr's vectorised search; a byte-by-byte filter cost 2.4%
+/// of a whole-tree run's instructions).
 fn memchr_newlines(bytes: &[u8]) -> impl Iterator<Item = usize> + '_ {
-    bytes
-        .iter()
-        .enumerate()
-        .filter(|(_, b)| **b == b'\n')
-        .map(|(i, _)| i)
+    memchr::memchr_iter(b'\n', bytes)
 }
 
 #[cfg(test)]
