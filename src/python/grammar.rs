@@ -5,7 +5,7 @@
 //! contains a statement. The grammar's own node-type table says so for every kind, so the walk
 //! prunes by data rather than by a list of special cases.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::OnceLock;
 
 use serde::Deserialize;
@@ -42,14 +42,18 @@ struct KindRef {
 /// for a kind the table does not describe (an ERROR node), below which anything may stand.
 #[derive(Debug)]
 pub struct Containment {
-    below: Vec<Option<HashSet<u16>>>,
+    /// A bit per kind id.
+    below: Vec<Option<Box<[u64]>>>,
 }
 
 impl Containment {
     /// Whether a named node of kind `inner` may stand anywhere below a node of kind `outer`.
     pub fn may_contain(&self, outer: u16, inner: u16) -> bool {
+        let inner = usize::from(inner);
         match self.below.get(usize::from(outer)) {
-            Some(Some(below)) => below.contains(&inner),
+            Some(Some(below)) => below
+                .get(inner / 64)
+                .is_some_and(|word| word >> (inner % 64) & 1 == 1),
             _ => true,
         }
     }
@@ -89,66 +93,79 @@ fn build(node_types: &str) -> Containment {
             below: vec![None; count],
         };
     };
-    let subtypes: HashMap<KindRef, Vec<KindRef>> = types
-        .iter()
-        .filter(|t| !t.subtypes.is_empty())
-        .map(|t| (kind_ref(t), t.subtypes.clone()))
-        .collect();
+    // Every kind the table names gets a dense index, so the closures below run on integers:
+    // hashing kind names for every pair of kinds cost 80% of a small run's instructions.
+    let tops: Vec<KindRef> = types.iter().map(kind_ref).collect();
+    let mut index: HashMap<&KindRef, usize> = HashMap::new();
+    let mut kinds: Vec<&KindRef> = Vec::new();
+    let named = types.iter().flat_map(|t| {
+        let children = t.fields.values().chain(&t.children).flat_map(|c| &c.types);
+        t.subtypes.iter().chain(children)
+    });
+    for k in tops.iter().chain(named) {
+        index.entry(k).or_insert_with(|| {
+            kinds.push(k);
+            kinds.len() - 1
+        });
+    }
+    let n = kinds.len();
+    let mut subtypes: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for (t, k) in types.iter().zip(&tops) {
+        subtypes[index[k]] = t.subtypes.iter().map(|s| index[s]).collect();
+    }
     // Supertypes (`expression`, `_simple_statement`) never stand in a tree: expand them.
-    let expand = |k: &KindRef| -> Vec<KindRef> {
-        let mut out = Vec::new();
-        let mut stack = vec![k.clone()];
-        let mut seen = HashSet::new();
+    let mut seen = vec![false; n];
+    let mut expand = |k: usize, out: &mut Vec<usize>| {
+        seen.fill(false);
+        let mut stack = vec![k];
         while let Some(k) = stack.pop() {
-            if !seen.insert(k.clone()) {
+            if std::mem::replace(&mut seen[k], true) {
                 continue;
             }
-            match subtypes.get(&k) {
-                Some(subs) => stack.extend(subs.iter().cloned()),
-                None => out.push(k),
+            match subtypes[k].as_slice() {
+                [] => out.push(k),
+                subs => stack.extend(subs),
             }
         }
-        out
     };
-    let direct: HashMap<KindRef, HashSet<KindRef>> = types
-        .iter()
-        .map(|t| {
-            let children = t
-                .fields
-                .values()
-                .chain(&t.children)
-                .flat_map(|c| &c.types)
-                .flat_map(&expand)
-                .collect();
-            (kind_ref(t), children)
-        })
-        .collect();
-    let ids_of = |k: &KindRef| -> Vec<u16> { kind_ids(&k.kind, k.named).to_vec() };
+    let mut direct: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for (t, k) in types.iter().zip(&tops) {
+        let mut children = Vec::new();
+        for c in t.fields.values().chain(&t.children).flat_map(|c| &c.types) {
+            expand(index[c], &mut children);
+        }
+        children.sort_unstable();
+        children.dedup();
+        direct[index[k]] = children;
+    }
+    let ids: Vec<&[u16]> = kinds.iter().map(|k| kind_ids(&k.kind, k.named)).collect();
     // Comments and line continuations may stand anywhere, though no entry lists them.
     let extras: Vec<u16> = ["comment", "line_continuation"]
         .iter()
-        .flat_map(|k| {
-            ids_of(&KindRef {
-                kind: k.to_string(),
-                named: true,
-            })
-        })
+        .flat_map(|k| kind_ids(k, true))
+        .copied()
         .collect();
-    let mut below: Vec<Option<HashSet<u16>>> = vec![None; count];
-    for outer in direct.keys() {
-        let mut reach: HashSet<KindRef> = HashSet::new();
-        let mut stack: Vec<&KindRef> = direct[outer].iter().collect();
+    let mut below: Vec<Option<Box<[u64]>>> = vec![None; count];
+    let mut reached = vec![false; n];
+    for outer in tops.iter().map(|k| index[k]) {
+        reached.fill(false);
+        let mut bits = vec![0u64; count.div_ceil(64)];
+        let mut set = |id: u16| {
+            if let Some(word) = bits.get_mut(usize::from(id) / 64) {
+                *word |= 1 << (id % 64);
+            }
+        };
+        let mut stack: Vec<usize> = direct[outer].clone();
         while let Some(k) = stack.pop() {
-            if reach.insert(k.clone())
-                && let Some(next) = direct.get(k)
-            {
-                stack.extend(next);
+            if !std::mem::replace(&mut reached[k], true) {
+                ids[k].iter().for_each(|&id| set(id));
+                stack.extend(&direct[k]);
             }
         }
-        let mut ids: HashSet<u16> = reach.iter().flat_map(&ids_of).collect();
-        ids.extend(&extras);
-        for id in ids_of(outer) {
-            below[usize::from(id)] = Some(ids.clone());
+        extras.iter().for_each(|&id| set(id));
+        let bits = bits.into_boxed_slice();
+        for &id in ids[outer] {
+            below[usize::from(id)] = Some(bits.clone());
         }
     }
     Containment { below }
