@@ -93,51 +93,9 @@ fn build(node_types: &str) -> Containment {
             below: vec![None; count],
         };
     };
-    // Every kind the table names gets a dense index, so the closures below run on integers:
-    // hashing kind names for every pair of kinds cost 80% of a small run's instructions.
     let tops: Vec<KindRef> = types.iter().map(kind_ref).collect();
-    let mut index: HashMap<&KindRef, usize> = HashMap::new();
-    let mut kinds: Vec<&KindRef> = Vec::new();
-    let named = types.iter().flat_map(|t| {
-        let children = t.fields.values().chain(&t.children).flat_map(|c| &c.types);
-        t.subtypes.iter().chain(children)
-    });
-    for k in tops.iter().chain(named) {
-        index.entry(k).or_insert_with(|| {
-            kinds.push(k);
-            kinds.len() - 1
-        });
-    }
+    let (kinds, direct, top_at) = direct_children(&types, &tops);
     let n = kinds.len();
-    let mut subtypes: Vec<Vec<usize>> = vec![Vec::new(); n];
-    for (t, k) in types.iter().zip(&tops) {
-        subtypes[index[k]] = t.subtypes.iter().map(|s| index[s]).collect();
-    }
-    // Supertypes (`expression`, `_simple_statement`) never stand in a tree: expand them.
-    let mut seen = vec![false; n];
-    let mut expand = |k: usize, out: &mut Vec<usize>| {
-        seen.fill(false);
-        let mut stack = vec![k];
-        while let Some(k) = stack.pop() {
-            if std::mem::replace(&mut seen[k], true) {
-                continue;
-            }
-            match subtypes[k].as_slice() {
-                [] => out.push(k),
-                subs => stack.extend(subs),
-            }
-        }
-    };
-    let mut direct: Vec<Vec<usize>> = vec![Vec::new(); n];
-    for (t, k) in types.iter().zip(&tops) {
-        let mut children = Vec::new();
-        for c in t.fields.values().chain(&t.children).flat_map(|c| &c.types) {
-            expand(index[c], &mut children);
-        }
-        children.sort_unstable();
-        children.dedup();
-        direct[index[k]] = children;
-    }
     let ids: Vec<&[u16]> = kinds.iter().map(|k| kind_ids(&k.kind, k.named)).collect();
     // Comments and line continuations may stand anywhere, though no entry lists them.
     let extras: Vec<u16> = ["comment", "line_continuation"]
@@ -147,7 +105,7 @@ fn build(node_types: &str) -> Containment {
         .collect();
     let mut below: Vec<Option<Box<[u64]>>> = vec![None; count];
     let mut reached = vec![false; n];
-    for outer in tops.iter().map(|k| index[k]) {
+    for outer in top_at {
         reached.fill(false);
         let mut bits = vec![0u64; count.div_ceil(64)];
         let mut set = |id: u16| {
@@ -169,6 +127,60 @@ fn build(node_types: &str) -> Containment {
         }
     }
     Containment { below }
+}
+
+/// Every kind the table names, by dense index, for each the concrete kinds that may stand
+/// directly below it (supertypes expanded), and the index of each of `tops`. Integers, so
+/// the closure runs without hashing names: hashing them for every pair of kinds cost 80% of a
+/// small run's instructions.
+fn direct_children<'t>(
+    types: &'t [NodeType],
+    tops: &'t [KindRef],
+) -> (Vec<&'t KindRef>, Vec<Vec<usize>>, Vec<usize>) {
+    let mut index: HashMap<&KindRef, usize> = HashMap::new();
+    let mut kinds: Vec<&KindRef> = Vec::new();
+    let named = types.iter().flat_map(|t| {
+        let children = t.fields.values().chain(&t.children).flat_map(|c| &c.types);
+        t.subtypes.iter().chain(children)
+    });
+    for k in tops.iter().chain(named) {
+        index.entry(k).or_insert_with(|| {
+            kinds.push(k);
+            kinds.len() - 1
+        });
+    }
+    let n = kinds.len();
+    let mut subtypes: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for (t, k) in types.iter().zip(tops) {
+        subtypes[index[k]] = t.subtypes.iter().map(|s| index[s]).collect();
+    }
+    // Supertypes (`expression`, `_simple_statement`) never stand in a tree: expand them.
+    let mut seen = vec![false; n];
+    let mut expand = |k: usize, out: &mut Vec<usize>| {
+        seen.fill(false);
+        let mut stack = vec![k];
+        while let Some(k) = stack.pop() {
+            if std::mem::replace(&mut seen[k], true) {
+                continue;
+            }
+            match subtypes[k].as_slice() {
+                [] => out.push(k),
+                subs => stack.extend(subs),
+            }
+        }
+    };
+    let mut direct: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for (t, k) in types.iter().zip(tops) {
+        let mut children = Vec::new();
+        for c in t.fields.values().chain(&t.children).flat_map(|c| &c.types) {
+            expand(index[c], &mut children);
+        }
+        children.sort_unstable();
+        children.dedup();
+        direct[index[k]] = children;
+    }
+    let top_at = tops.iter().map(|k| index[k]).collect();
+    (kinds, direct, top_at)
 }
 
 fn kind_ref(t: &NodeType) -> KindRef {
