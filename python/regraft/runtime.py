@@ -176,7 +176,7 @@ def _imported_versions(packages: Tuple[str, ...]) -> Dict[str, str]:
     return dict(known)
 
 
-_LOCATED: Dict[Tuple[str, str], Tuple[List[str], List[str], int]] = {}
+_LOCATED: Dict[Tuple[str, str, Optional[int]], Tuple[List[str], List[str], int]] = {}
 
 
 def _lines_of(unit: Any, filename: str) -> Tuple[List[str], int]:
@@ -187,7 +187,9 @@ def _lines_of(unit: Any, filename: str) -> Tuple[List[str], int]:
     if not isinstance(unit, type):
         return inspect.getsourcelines(unit)
     module_lines = linecache.getlines(filename)
-    key = (filename, unit.__qualname__)
+    # Python 3.13 records where a class starts, so two classes of one name in one module (the
+    # branches of an `if`) are told apart, as inspect tells them apart.
+    key = (filename, unit.__qualname__, getattr(unit, "__firstlineno__", None))
     known = _LOCATED.get(key)
     if known is not None and known[0] is module_lines:
         return known[1], known[2]
