@@ -172,7 +172,7 @@ impl Engine<'_> {
             .collect();
         occurrences.sort_unstable();
         let mut out = vec![Vec::new(); active.len()];
-        // Each rule's previous occurrence: a node holding it as well as this one is already in.
+        // Each rule's previous occurrence (see `fresh`).
         let mut previous: Vec<Option<usize>> = vec![None; active.len()];
         crate::python::for_each_path(
             root,
@@ -181,11 +181,11 @@ impl Engine<'_> {
                 .map(|&(offset, slot)| (offset, (offset, slot))),
             |(offset, slot), path| {
                 let rule = active[slot].0;
-                for &node in path {
-                    if rooted(node, rule) && previous[slot].is_none_or(|p| node.start_byte() > p) {
-                        out[slot].push(node);
-                    }
-                }
+                let known = out[slot].len();
+                out[slot].extend(fresh(path, previous[slot]).filter(|&&n| rooted(n, rule)));
+                // Outermost first, as the path lists them (candidates of one range keep that
+                // order through the sort by position).
+                out[slot][known..].reverse();
                 previous[slot] = Some(offset);
             },
         );
@@ -261,6 +261,19 @@ impl Engine<'_> {
             })
             .collect()
     }
+}
+
+/// The nodes of `path` (those holding an offset, outermost first) that do not also hold
+/// `previous`, an earlier offset: those are an outer part of the path, seen with it already.
+/// Read from the inside out, so a run of nested occurrences costs each node once (reading
+/// every path whole made 20,000 nested anchored calls take 137 s).
+fn fresh<'p, 't>(
+    path: &'p [Node<'t>],
+    previous: Option<usize>,
+) -> impl Iterator<Item = &'p Node<'t>> {
+    path.iter()
+        .rev()
+        .take_while(move |n| previous.is_none_or(|p| n.start_byte() > p))
 }
 
 /// The match of `rule` at the candidate `node`, if the pattern and the scopes hold there.
@@ -501,4 +514,33 @@ fn constraints_hold(
                 node.is_some_and(|n| matcher.occurs_in(&pattern.root, n, &Bindings::default()))
             })
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nested_occurrences_read_each_node_once() {
+        let depth = 2_000;
+        let text = format!("x = {}1{}\n", "f(".repeat(depth), ")".repeat(depth));
+        let tree = crate::python::parse(&text);
+        let root = tree.root_node();
+        let nodes = crate::python::named_descendants(root).count();
+        let offsets: Vec<usize> = text.match_indices('f').map(|(i, _)| i).collect();
+        let (mut read, mut previous) = (0, None);
+        let mut calls = std::collections::HashSet::new();
+        crate::python::for_each_path(root, offsets.iter().map(|&o| (o, o)), |offset, path| {
+            for node in fresh(path, previous) {
+                read += 1;
+                if node.kind() == "call" {
+                    calls.insert(node.id());
+                }
+            }
+            previous = Some(offset);
+        });
+        // Every call is found, and no node is read twice (whole paths: depth² / 2 reads).
+        assert_eq!(calls.len(), depth);
+        assert!(read <= 2 * nodes, "{read} reads of {nodes} nodes");
+    }
 }
