@@ -465,8 +465,21 @@ fn could_be_python(line: &[u8]) -> bool {
 
 /// Whether `b` belongs in a name (or a number): ASCII letters, digits, `_`, any non-ASCII byte.
 fn is_name_byte(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || b == b'_' || b >= 0x80
+    NAME_BYTES[usize::from(b)]
 }
+
+/// Which bytes may stand in a name (ASCII letters, digits, `_`, and every byte of a non-ASCII
+/// character): one load per byte in the scan's innermost loop.
+const NAME_BYTES: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        table[b] = c.is_ascii_alphanumeric() || c == b'_' || c >= 0x80;
+        b += 1;
+    }
+    table
+};
 
 fn starts_keyword(text: &[u8], keyword: &[u8]) -> bool {
     text.starts_with(keyword) && text.get(keyword.len()).is_none_or(|&c| !is_name_byte(c))
