@@ -168,9 +168,10 @@ impl<'r> Engine<'r> {
     /// patching changes nothing and reports only inactive rules, so a caller need not even
     /// read the source.
     pub fn any_would_run(&self, path: &str) -> bool {
-        self.gates().any(|(rule, gate)| {
-            !matches!(gate, Gate::Closed { .. } | Gate::Retired { .. }) && self.selects(rule, path)
-        })
+        Schedule::new(self, path, &[])
+            .order
+            .iter()
+            .any(|(_, gate)| !matches!(gate, Gate::Closed { .. } | Gate::Retired { .. }))
     }
 
     /// Whether `rule` looks at the file at `path`.
