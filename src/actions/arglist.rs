@@ -178,12 +178,7 @@ impl<'t> ArgList<'t> {
         if comments.is_empty() {
             return;
         }
-        let start = self.args[index].node.start_byte();
-        let line_start = crate::python::node_line_start(self.args[index].node);
-        let indent: String = self.source[line_start..start]
-            .chars()
-            .take_while(|c| c.is_whitespace())
-            .collect();
+        let indent = crate::python::node_indent(self.source, self.args[index].node);
         let tail = &out[out.rfind('\n').map_or(0, |i| i + 1)..];
         let at_line_start = tail.trim().is_empty() && out.contains('\n');
         if at_line_start {
@@ -201,7 +196,7 @@ impl<'t> ArgList<'t> {
                 out.push_str(c);
                 out.push('\n');
             }
-            out.push_str(&indent);
+            out.push_str(indent);
         }
     }
 }
