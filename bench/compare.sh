@@ -18,7 +18,7 @@ version=4.57.6
 releases=(4.46.3 4.50.3 4.51.3 4.52.4 4.53.3 4.55.4 4.56.2 "$version")
 bench/fetch-transformers.sh "${releases[@]}" >&2
 corpus="${REGRAFT_CORPUS:-target/corpus}"
-tree="${REGRAFT_CORPUS:-target/corpus}/transformers-$version/transformers/models"
+tree="$corpus/transformers-$version/transformers/models"
 venv=target/bench-venv
 [ -x "$venv/bin/ast-grep" ] || { python3 -m venv "$venv"; "$venv/bin/pip" install --quiet ast-grep-cli; }
 cargo build --release --quiet
