@@ -50,7 +50,11 @@ fn benches(c: &mut Criterion) {
     let assignments = regraft::python::regions::statement_regions(
         &large,
         &[],
-        &[regraft::python::regions::punctuation("=()")],
+        // The shape of `$X = $Y($$$A)`.
+        &[regraft::python::regions::AssignmentShape {
+            punctuation: regraft::python::regions::punctuation("=()"),
+            closes_with: Some(b')'),
+        }],
     )
     .unwrap();
     c.bench_function("parse only the assignment statements", |b| {

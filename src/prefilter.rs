@@ -19,9 +19,19 @@ pub struct Anchor<'p> {
     pub offsets: Vec<usize>,
     /// The pattern's other literals.
     pub also: Vec<&'p str>,
-    /// Where every match is an assignment: the punctuation (`regions::punctuation`) its line
-    /// must hold, with an `=` outside all brackets.
-    pub assignment: Option<u32>,
+    /// Where every match is an assignment: what its logical line must show.
+    pub assignment: Option<AssignmentShape>,
+}
+
+/// What the logical line of every match of an assignment pattern shows in its bytes:
+/// tree-sitter-python has assignments only in expression statements (or chained in other
+/// assignments), so the `=` stands outside all brackets and the assignment ends its statement.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AssignmentShape {
+    /// The punctuation of the pattern's tokens outside strings (`python::regions::punctuation`).
+    pub punctuation: u32,
+    /// The closing bracket the pattern ends with, if it does: the line ends with it too.
+    pub closes_with: Option<u8>,
 }
 
 impl Anchor<'static> {

@@ -8,7 +8,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use regraft::python;
-use regraft::python::regions::{Anchor, punctuation, statement_regions};
+use regraft::python::regions::{Anchor, AssignmentShape, punctuation, statement_regions};
 use tree_sitter::Node;
 
 /// The deepest node holding `offset` that is a statement (a child of a module or a block).
@@ -126,14 +126,19 @@ fn check(path: &str, text: &str, stride: usize, group: usize) -> usize {
     offsets.len()
 }
 
-/// Checks the assignment scan: every statement of the whole parse that assigns with `=` is in
-/// the regions, with the same shape.
-fn check_assignments(path: &str, text: &str) -> usize {
+/// Checks the assignment scan: every statement of the whole parse that assigns with `=` (and,
+/// given `closes_with`, ends with that bracket but for trailing commas, as any match of a
+/// pattern ending in it does) is in the regions, with the same shape.
+fn check_assignments(path: &str, text: &str, closes_with: Option<u8>) -> usize {
     let whole = python::parse(text);
     if whole.root_node().has_error() {
         return 0;
     }
-    let regions = statement_regions(text, &[], &[punctuation("=")])
+    let shape = AssignmentShape {
+        punctuation: punctuation("="),
+        closes_with,
+    };
+    let regions = statement_regions(text, &[], &[shape])
         .unwrap_or_else(|| panic!("{path}: the scan gave up on a valid file"));
     let tree = python::parse_regions(text, &regions)
         .unwrap_or_else(|| panic!("{path}: the assignment regions do not parse cleanly"));
@@ -145,7 +150,17 @@ fn check_assignments(path: &str, text: &str) -> usize {
         let assigns = |n: Node<'_>| {
             n.kind() == "assignment" && n.children(&mut n.walk()).any(|c| c.kind() == "=")
         };
-        if node.kind() == "expression_statement" && node.named_child(0).is_some_and(assigns) {
+        let ends_as_wanted = || {
+            closes_with.is_none_or(|b| {
+                text[node.byte_range()]
+                    .trim_end_matches(|c: char| c == ',' || c.is_whitespace())
+                    .ends_with(char::from(b))
+            })
+        };
+        if node.kind() == "expression_statement"
+            && node.named_child(0).is_some_and(assigns)
+            && ends_as_wanted()
+        {
             let end = node.end_byte();
             // A one-line compound statement holding the assignment comes whole.
             let shape =
@@ -195,9 +210,14 @@ fn many_regions_parse_together_as_in_the_whole_file() {
 #[test]
 fn every_assignment_is_found_by_the_assignment_scan() {
     let text = fixture();
-    let checked = check_assignments("layout.py", &text);
+    let checked = check_assignments("layout.py", &text, None);
     assert!(checked >= 15, "{checked}");
-    check_assignments("layout-crlf.py", &text.replace('\n', "\r\n"));
+    check_assignments("layout-crlf.py", &text.replace('\n', "\r\n"), None);
+    // Those ending in a bracket, for a pattern ending in one.
+    for (end, at_least) in [(b')', 8), (b']', 1)] {
+        let checked = check_assignments("layout.py", &text, Some(end));
+        assert!(checked >= at_least, "{} {checked}", char::from(end));
+    }
 }
 
 #[test]
@@ -237,7 +257,8 @@ fn a_tree_from_the_environment() {
             {
                 let name = path.display().to_string();
                 offsets += check(&name, &text, 41, 8);
-                assignments += check_assignments(&name, &text);
+                assignments += check_assignments(&name, &text, None);
+                check_assignments(&name, &text, Some(b')'));
                 files += 1;
             }
         }

@@ -4,6 +4,7 @@
 use super::CompiledRule;
 use crate::pattern::{NodePattern, PatNode};
 use crate::python;
+use crate::python::regions::AssignmentShape;
 
 /// Whether a pattern rooted at `root` is an assignment (alone or as a statement) with its `=`:
 /// tree-sitter-python has assignments only in expression statements (or chained in other
@@ -20,9 +21,33 @@ pub(super) fn assigns_at_top(root: &NodePattern) -> bool {
         .any(|(_, c)| matches!(c, PatNode::Node(t) if t.kind == "=" && !t.named))
 }
 
+/// What the logical line of every match of an assignment pattern rooted at `root` shows.
+pub(super) fn assignment_shape(root: &PatNode) -> AssignmentShape {
+    AssignmentShape {
+        punctuation: pattern_punctuation(root),
+        closes_with: closing_bracket(root),
+    }
+}
+
+/// The bracket a pattern ends with, where its last token is one: a node that matches it ends
+/// with the same token, since matching compares tokens of the same kind in order (only commas,
+/// comments and line continuations are passed over, and the region scan skips the last two).
+fn closing_bracket(pattern: &PatNode) -> Option<u8> {
+    let PatNode::Node(node) = pattern else {
+        return None;
+    };
+    match node.children.last() {
+        Some((_, last)) => closing_bracket(last),
+        None if !node.named && matches!(node.kind.as_str(), ")" | "]" | "}") => {
+            Some(node.kind.as_bytes()[0])
+        }
+        None => None,
+    }
+}
+
 /// The punctuation of a pattern's tokens, leaving out strings (whose parts are text, and whose
 /// interpolations the region scan does not look into).
-pub(super) fn pattern_punctuation(root: &PatNode) -> u32 {
+fn pattern_punctuation(root: &PatNode) -> u32 {
     let PatNode::Node(node) = root else {
         return 0;
     };

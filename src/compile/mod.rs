@@ -14,10 +14,11 @@ use tree_sitter::Query;
 use crate::actions;
 use crate::pattern::{LoopPattern, PatNode, Pattern};
 use crate::prefilter::Prefilter;
+use crate::python::regions::AssignmentShape;
 use crate::rules::LoadError;
 use crate::rules::error::{RuleError, RuleErrorKind};
 use crate::rules::model::Rule;
-use index::{assigns_at_top, by_root_kind, pattern_punctuation, rooted_below};
+use index::{assignment_shape, assigns_at_top, by_root_kind, rooted_below};
 use order::order;
 
 /// A rule's place in its rule set: how the engine and the front ends name a rule, rather than
@@ -126,15 +127,15 @@ pub enum Locator {
     /// The logical lines holding all of the rule's pattern literals (every match does),
     /// found from the occurrences of whichever is rarest in the file.
     Anchor {
-        /// Where every match is an assignment (as for `Assignment`), the pattern's
-        /// punctuation: lines that do not assign are passed over too.
-        assignment: Option<u32>,
+        /// Where every match is an assignment (as for `Assignment`), what its line shows:
+        /// lines that do not assign are passed over too.
+        assignment: Option<AssignmentShape>,
     },
-    /// The assignment statements holding the pattern's punctuation: every match is an
-    /// assignment, whose `=` stands outside all brackets of its line.
+    /// The assignment statements of the pattern's shape: every match is an assignment, whose
+    /// `=` stands outside all brackets of its line and which ends its statement.
     Assignment {
-        /// The punctuation of the pattern's tokens outside strings (`regions::punctuation`).
-        punctuation: u32,
+        /// What the statement's logical line shows.
+        shape: AssignmentShape,
     },
 }
 
@@ -222,11 +223,11 @@ impl CompiledRule {
         if !local {
             return None;
         }
-        let assignment = assigns_at_top(root).then(|| pattern_punctuation(&self.pattern.root));
+        let assignment = assigns_at_top(root).then(|| assignment_shape(&self.pattern.root));
         if !self.pattern.literals.is_empty() {
             Some(Locator::Anchor { assignment })
         } else {
-            assignment.map(|punctuation| Locator::Assignment { punctuation })
+            assignment.map(|shape| Locator::Assignment { shape })
         }
     }
 

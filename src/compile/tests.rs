@@ -46,7 +46,31 @@ fn only_rules_that_edit_within_one_statement_run_on_regions() {
     ));
     assert!(matches!(
         locator(r#"{id: r, match: "$X = $Y($$$A)", action: {remove_kwargs: [x]}}"#),
-        Some(Locator::Assignment { .. })
+        Some(Locator::Assignment {
+            shape: AssignmentShape {
+                closes_with: Some(b')'),
+                ..
+            }
+        })
+    ));
+    assert!(matches!(
+        locator(r#"{id: r, match: "$X = $F($A)[$I]", action: {remove_kwargs: [x]}}"#),
+        Some(Locator::Assignment {
+            shape: AssignmentShape {
+                closes_with: Some(b']'),
+                ..
+            }
+        })
+    ));
+    // A pattern ending in a metavariable says nothing of how its line ends.
+    assert!(matches!(
+        locator(r#"{id: r, match: "$X = $Y($$$A) + $Z", action: {remove_kwargs: [x]}}"#),
+        Some(Locator::Assignment {
+            shape: AssignmentShape {
+                closes_with: None,
+                ..
+            }
+        })
     ));
     // Insertions write beside the statement; a scope needs the enclosing class.
     assert_eq!(

@@ -308,7 +308,7 @@ impl<'r> Engine<'r> {
                     anchored.push(id.0);
                     lines_assign.push(assignment);
                 }
-                Locator::Assignment { punctuation } => assignments.push(punctuation),
+                Locator::Assignment { shape } => assignments.push(shape),
             }
         }
         let mut anchors = self.rules.prefilter.anchors(hits, &anchored)?;

@@ -12,14 +12,14 @@
 
 use std::ops::Range;
 
-pub use crate::prefilter::Anchor;
+pub use crate::prefilter::{Anchor, AssignmentShape};
+use strings::skip_string;
 
-/// How deep f-strings may nest in replacement fields before the scan gives up.
-const MAX_NESTING: usize = 64;
+mod strings;
 
 /// The statements that could hold a match: around each anchor offset whose logical line also
-/// holds the anchor's other texts (and assigns, for an anchor of an assignment), and every statement that assigns with `=` and holds all
-/// the punctuation of one of `assignments` (masks from [`punctuation`]). As merged byte ranges
+/// holds the anchor's other texts (and has its shape, for an anchor of an assignment), and
+/// every statement that has one of the `assignments` shapes. As merged byte ranges
 /// of whole lines in document order; `None` when the text defeats the scan (the caller parses
 /// everything). A compound statement comes with its decorators; from a header, with its first
 /// body statement; from an `elif`/`else`/`except`/`finally` clause or a `case`, whole.
@@ -27,13 +27,13 @@ const MAX_NESTING: usize = 64;
 pub fn statement_regions(
     text: &str,
     anchors: &[Anchor<'_>],
-    assignments: &[u32],
+    assignments: &[AssignmentShape],
 ) -> Option<Vec<Range<usize>>> {
     let lines = logical_lines(text.as_bytes())?;
     let mut regions: Vec<Range<usize>> = Vec::new();
     if !assignments.is_empty() {
         for (at, line) in lines.iter().enumerate() {
-            let wanted = assignments.iter().any(|&mask| line.assigns_with(mask));
+            let wanted = assignments.iter().any(|shape| line.has_shape(shape));
             if wanted && regions.last().is_none_or(|r| r.end <= line.start) {
                 regions.push(statement_around(&lines, at)?);
             }
@@ -60,7 +60,7 @@ pub fn statement_regions(
                 || offset >= line.end
                 || anchor
                     .assignment
-                    .is_some_and(|mask| !line.assigns_with(mask))
+                    .is_some_and(|shape| !line.has_shape(&shape))
                 || !holds_the_rest()
             {
                 continue;
@@ -133,15 +133,24 @@ struct Line {
     assigns: bool,
     /// The punctuation it holds outside strings and comments (see [`punctuation`]).
     punctuation: u32,
+    /// Its last byte that is not space or a comment (`"` for a string).
+    last: Option<u8>,
     /// Begins with `try`.
     opens_try: bool,
 }
 
 impl Line {
-    /// Whether it assigns with `=` and holds all of the punctuation `mask`: a line that can
-    /// hold a match of an assignment pattern with that punctuation.
-    fn assigns_with(&self, mask: u32) -> bool {
-        self.assigns && mask & !self.punctuation == 0
+    /// Whether it can hold a match of an assignment pattern of that shape: it assigns with `=`,
+    /// holds all of the pattern's punctuation and ends as the pattern does. The end is not
+    /// asked of a line that `;` splits into statements, nor of one ending in `,`, which
+    /// matching passes over (`x = a, f(b),` holds a match of `$X = $A, f($B)`).
+    fn has_shape(&self, shape: &AssignmentShape) -> bool {
+        const SPLIT: u32 = PUNCTUATION_BITS[b';' as usize];
+        self.assigns
+            && shape.punctuation & !self.punctuation == 0
+            && shape.closes_with.is_none_or(|end| {
+                self.last == Some(end) || self.last == Some(b',') || self.punctuation & SPLIT != 0
+            })
     }
 }
 
@@ -299,6 +308,7 @@ fn logical_lines(b: &[u8]) -> Option<Vec<Line>> {
             kind,
             assigns: scan.assigns && kind == Kind::Simple,
             punctuation: scan.punctuation,
+            last: scan.last_significant,
             opens_try: kind == Kind::Header && starts_keyword(&b[first..], b"try"),
         });
     }
@@ -483,107 +493,6 @@ const NAME_BYTES: [bool; 256] = {
 
 fn starts_keyword(text: &[u8], keyword: &[u8]) -> bool {
     text.starts_with(keyword) && text.get(keyword.len()).is_none_or(|&c| !is_name_byte(c))
-}
-
-/// The string's prefix letters just before the quote at `quote`: (raw, formatted).
-fn prefix(b: &[u8], quote: usize) -> (bool, bool) {
-    let mut start = quote;
-    while start > 0 && b[start - 1].is_ascii_alphabetic() && quote - start < 3 {
-        start -= 1;
-    }
-    let letters = &b[start..quote];
-    let part_of_name = start > 0 && is_name_byte(b[start - 1]);
-    if part_of_name || !letters.iter().all(|c| b"rRbBuUfFtT".contains(c)) {
-        return (false, false);
-    }
-    let has = |set: &[u8]| letters.iter().any(|c| set.contains(c));
-    (has(b"rR"), has(b"fFtT"))
-}
-
-/// The offset just past the string literal whose opening quote is at `at`. An unterminated
-/// single-quoted string ends at its line's end, as the parser will report.
-fn skip_string(b: &[u8], at: usize, nesting: usize) -> Option<usize> {
-    if nesting > MAX_NESTING {
-        return None;
-    }
-    let (_raw, formatted) = prefix(b, at);
-    let quote = b[at];
-    let triple = b.get(at + 1) == Some(&quote) && b.get(at + 2) == Some(&quote);
-    let mut i = at + if triple { 3 } else { 1 };
-    while i < b.len() {
-        match b[i] {
-            // Even in a raw string a backslash keeps the next quote from closing it.
-            b'\\' => i += 2,
-            b'\n' if !triple => return Some(i),
-            c if c == quote => {
-                if !triple {
-                    return Some(i + 1);
-                }
-                if b.get(i + 1) == Some(&quote) && b.get(i + 2) == Some(&quote) {
-                    return Some(i + 3);
-                }
-                i += 1;
-            }
-            b'{' if formatted => {
-                if b.get(i + 1) == Some(&b'{') {
-                    i += 2;
-                } else {
-                    i = skip_replacement(b, i + 1, nesting + 1)?;
-                }
-            }
-            _ => i += 1,
-        }
-    }
-    Some(b.len())
-}
-
-/// The offset just past the `}` closing an f-string replacement field whose expression starts
-/// at `at`: brackets nest, strings may reuse the outer quote (Python 3.12), and a format spec
-/// after `:` may hold fields of its own.
-fn skip_replacement(b: &[u8], at: usize, nesting: usize) -> Option<usize> {
-    if nesting > MAX_NESTING {
-        return None;
-    }
-    let mut depth = 0usize;
-    let mut i = at;
-    while i < b.len() {
-        match b[i] {
-            b'\'' | b'"' => i = skip_string(b, i, nesting + 1)?,
-            b'#' => i = memchr::memchr(b'\n', &b[i..]).map_or(b.len(), |n| i + n),
-            b'(' | b'[' | b'{' => {
-                depth += 1;
-                i += 1;
-            }
-            b')' | b']' => {
-                depth = depth.saturating_sub(1);
-                i += 1;
-            }
-            b'}' if depth == 0 => return Some(i + 1),
-            b'}' => {
-                depth -= 1;
-                i += 1;
-            }
-            b':' if depth == 0 => return skip_format_spec(b, i + 1, nesting),
-            _ => i += 1,
-        }
-    }
-    Some(b.len())
-}
-
-/// The offset just past the `}` ending a format spec that starts at `at`.
-fn skip_format_spec(b: &[u8], at: usize, nesting: usize) -> Option<usize> {
-    let mut i = at;
-    while i < b.len() {
-        match b[i] {
-            b'{' => i = skip_replacement(b, i + 1, nesting + 1)?,
-            b'}' => return Some(i + 1),
-            // A quote or line end in a spec belongs to the enclosing string: stop here and let
-            // it decide.
-            b'\'' | b'"' | b'\n' => return Some(i),
-            _ => i += 1,
-        }
-    }
-    Some(b.len())
 }
 
 #[cfg(test)]

@@ -11,6 +11,14 @@ fn at<'a>(text: &str, needle: &str) -> Anchor<'a> {
     }
 }
 
+/// The shape of an assignment pattern with punctuation `tokens` ending in `closes_with`.
+fn shape(tokens: &str, closes_with: Option<u8>) -> AssignmentShape {
+    AssignmentShape {
+        punctuation: punctuation(tokens),
+        closes_with,
+    }
+}
+
 fn region_texts<'t>(text: &'t str, needle: &str) -> Vec<&'t str> {
     statement_regions(text, &[at(text, needle)], &[])
         .expect("scannable")
@@ -93,7 +101,7 @@ fn assignments_are_found_without_anchors() {
         "\n",
         "while (n := 1) >= 0: m = 4\n",
     );
-    let regions: Vec<&str> = statement_regions(text, &[], &[punctuation("=")])
+    let regions: Vec<&str> = statement_regions(text, &[], &[shape("=", None)])
         .unwrap()
         .into_iter()
         .map(|r| &text[r])
@@ -104,6 +112,35 @@ fn assignments_are_found_without_anchors() {
             "a = f(1)\n",
             "    d: int = g(h=2)\n",
             "while (n := 1) >= 0: m = 4\n"
+        ]
+    );
+}
+
+#[test]
+fn an_assignment_pattern_ending_in_a_bracket_wants_lines_ending_in_it() {
+    let text = concat!(
+        "a = f(1)  # a comment after\n",
+        "b = f(1)[0]\n",
+        "c = f(1) + g\n",
+        "d = f(\n    1,\n)\n",
+        "e = x, f(1),\n",
+        "g = f(1); h = 2\n",
+        "i = f(1) \\\n    .j\n",
+        "if k: m = f(1)\n",
+    );
+    let regions: Vec<&str> = statement_regions(text, &[], &[shape("=()", Some(b')'))])
+        .unwrap()
+        .into_iter()
+        .map(|r| &text[r])
+        .collect();
+    assert_eq!(
+        regions,
+        [
+            "a = f(1)  # a comment after\n",
+            // Touching statements merge. A trailing comma is passed over by matching; `;`
+            // splits statements.
+            "d = f(\n    1,\n)\ne = x, f(1),\ng = f(1); h = 2\n",
+            "if k: m = f(1)\n",
         ]
     );
 }
@@ -148,7 +185,7 @@ fn lines_tree_sitter_would_join_are_left_to_the_whole_parse() {
 fn a_text_may_start_with_an_equals_sign() {
     // Not Python, so left to the whole parse; but no panic.
     assert_eq!(
-        statement_regions("=x\n", &[at("=x\n", "x")], &[punctuation("=")]),
+        statement_regions("=x\n", &[at("=x\n", "x")], &[shape("=", None)]),
         None
     );
 }
