@@ -62,6 +62,9 @@ pub fn errors(text: &str) -> Vec<CpythonError> {
 /// every pair of lines the same way (the tokenizer's `altcol` check). A form feed restarts the
 /// count, as in CPython.
 pub fn tab_error(text: &str) -> Option<CpythonError> {
+    // Without a tab the two measures are the same number: nothing to compare, and no need to
+    // scan the file's logical lines.
+    memchr::memchr(b'\t', text.as_bytes())?;
     let mut stack: Vec<(usize, usize)> = vec![(0, 0)];
     for start in super::regions::logical_line_starts(text)? {
         let (mut col, mut alt, mut end) = (0, 0, start);
