@@ -195,7 +195,25 @@ pub fn describe_syntax_error(node: Node<'_>, text: &str) -> String {
 
 /// Whether a node takes no part in matching: comments, line continuations and commas.
 pub fn is_trivia(node: &Node<'_>) -> bool {
-    matches!(node.kind(), "comment" | "line_continuation" | ",")
+    // By kind id: `Node::kind` checks its name as UTF-8 on every call, and this is asked of
+    // every child that matching compares.
+    static TRIVIA: std::sync::OnceLock<Vec<bool>> = std::sync::OnceLock::new();
+    let trivia = TRIVIA.get_or_init(|| {
+        let language = language();
+        (0..language.node_kind_count())
+            .map(|id| {
+                let id = u16::try_from(id).expect("tree-sitter kind ids are u16");
+                matches!(
+                    language.node_kind_for_id(id),
+                    Some("comment" | "line_continuation" | ",")
+                )
+            })
+            .collect()
+    });
+    trivia
+        .get(usize::from(node.kind_id()))
+        .copied()
+        .unwrap_or(false)
 }
 
 /// The children of `node` that take part in matching, in order.
