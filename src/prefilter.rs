@@ -9,7 +9,13 @@
 //! rarest in a file is the rule's anchor there: only the statements holding an anchor need
 //! parsing, or (where a file is parsed whole) querying.
 
-use aho_corasick::AhoCorasick;
+use std::collections::HashMap;
+use std::ops::Range;
+
+use aho_corasick::automaton::Automaton;
+use aho_corasick::dfa::DFA;
+use aho_corasick::nfa::contiguous;
+use aho_corasick::{Anchored, MatchKind};
 
 /// Where a rule's matches can be in one file: at the occurrences of one literal of its
 /// pattern, on lines that hold its other literals too.
@@ -45,10 +51,81 @@ impl Anchor<'static> {
     }
 }
 
+/// Up to how many bytes of literals the automaton is a DFA: its table grows with the number
+/// of states times the byte classes, an NFA's only with the states.
+const DFA_LITERAL_BYTES: usize = 16 * 1024;
+
+/// The literals' automaton, searched by [`Prefilter::scan_within`]'s own loop: every
+/// occurrence of every literal is wanted, and through `find_overlapping_iter` each one cost a
+/// return from and re-entry into the search (a pack's short names and `self` occur a million
+/// times in a release).
+#[derive(Debug)]
+enum Literals {
+    /// The fastest search, for a few literals.
+    Dfa(DFA),
+    /// Linear in the literals' size, for many.
+    Nfa(contiguous::NFA),
+}
+
+impl Literals {
+    fn new(literals: &[&str]) -> Self {
+        let bytes: usize = literals.iter().map(|l| l.len()).sum();
+        if bytes <= DFA_LITERAL_BYTES
+            && let Ok(dfa) = DFA::builder()
+                .match_kind(MatchKind::Standard)
+                .prefilter(false)
+                .build(literals)
+        {
+            return Literals::Dfa(dfa);
+        }
+        // An NFA fails to build only past 2^31 states: gigabytes of literals, far beyond
+        // what the rule files' size cap lets a rule set hold.
+        Literals::Nfa(
+            contiguous::NFA::builder()
+                .match_kind(MatchKind::Standard)
+                .prefilter(false)
+                .build(literals)
+                .expect("plain literals of a loadable rule set always build"),
+        )
+    }
+
+    /// Appends every occurrence within `range` of `text`, in order of its end.
+    fn scan(&self, text: &[u8], range: Range<usize>, hits: &mut Vec<(usize, usize)>) {
+        match self {
+            Literals::Dfa(a) => scan_with(a, text, range, hits),
+            Literals::Nfa(a) => scan_with(a, text, range, hits),
+        }
+    }
+}
+
+/// Every occurrence of the literals of `automaton` within `range` of `text`, as (literal,
+/// start), in order of its end (and of the literal's index at one end).
+fn scan_with<A: Automaton>(
+    automaton: &A,
+    text: &[u8],
+    range: Range<usize>,
+    hits: &mut Vec<(usize, usize)>,
+) {
+    let mut state = automaton
+        .start_state(Anchored::No)
+        .expect("an unanchored search has a start state");
+    for (at, &byte) in text[range.clone()].iter().enumerate() {
+        state = automaton.next_state(Anchored::No, state, byte);
+        // Standard semantics never reach a dead state: special means a match (or the start).
+        if automaton.is_special(state) && automaton.is_match(state) {
+            for i in 0..automaton.match_len(state) {
+                let literal = automaton.match_pattern(state, i);
+                let end = range.start + at + 1;
+                hits.push((literal.as_usize(), end - automaton.pattern_len(literal)));
+            }
+        }
+    }
+}
+
 /// The literals of every rule, compiled into one automaton.
 #[derive(Debug)]
 pub struct Prefilter {
-    automaton: Option<AhoCorasick>,
+    automaton: Option<Literals>,
     literals: Vec<String>,
     /// For each rule, the indexes of the literals it needs.
     needs: Vec<Vec<usize>>,
@@ -60,23 +137,32 @@ impl Prefilter {
     /// Builds the prefilter from each rule's required literals and, among them, those that lie
     /// inside every match of the rule.
     pub fn new(rule_literals: &[Vec<String>], inside_matches: &[Vec<String>]) -> Self {
-        fn intern<'a>(literals: &mut Vec<&'a str>, l: &'a str) -> usize {
-            literals.iter().position(|x| *x == l).unwrap_or_else(|| {
-                literals.push(l);
-                literals.len() - 1
-            })
+        /// Each distinct literal's index in `literals` (a search of the list per literal was
+        /// quadratic in a pack of thousands of rules).
+        #[derive(Default)]
+        struct Interner<'a> {
+            literals: Vec<&'a str>,
+            index: HashMap<&'a str, usize>,
         }
-        fn index<'a>(literals: &mut Vec<&'a str>, lists: &'a [Vec<String>]) -> Vec<Vec<usize>> {
-            lists
-                .iter()
-                .map(|lits| lits.iter().map(|l| intern(literals, l)).collect())
-                .collect()
+        impl<'a> Interner<'a> {
+            fn lists(&mut self, lists: &'a [Vec<String>]) -> Vec<Vec<usize>> {
+                lists
+                    .iter()
+                    .map(|lits| lits.iter().map(|l| self.intern(l)).collect())
+                    .collect()
+            }
+            fn intern(&mut self, l: &'a str) -> usize {
+                *self.index.entry(l).or_insert_with(|| {
+                    self.literals.push(l);
+                    self.literals.len() - 1
+                })
+            }
         }
-        let mut literals: Vec<&str> = Vec::new();
-        let needs = index(&mut literals, rule_literals);
-        let inside_matches = index(&mut literals, inside_matches);
-        let automaton = (!literals.is_empty())
-            .then(|| AhoCorasick::new(&literals).expect("plain literals always build"));
+        let mut interner = Interner::default();
+        let needs = interner.lists(rule_literals);
+        let inside_matches = interner.lists(inside_matches);
+        let literals = interner.literals;
+        let automaton = (!literals.is_empty()).then(|| Literals::new(&literals));
         Self {
             automaton,
             literals: literals.iter().map(|l| l.to_string()).collect(),
@@ -87,11 +173,25 @@ impl Prefilter {
 
     /// Where the literals occur in `text`: one scan serves every question below.
     pub fn scan(&self, text: &str) -> Hits {
-        Hits(self.automaton.as_ref().map_or_else(Vec::new, |a| {
-            a.find_overlapping_iter(text)
-                .map(|m| (m.pattern().as_usize(), m.start()))
-                .collect()
-        }))
+        self.scan_within(text, std::iter::once(0..text.len()))
+    }
+
+    /// Where the literals occur within `ranges` of `text` (in order): all a search needs where
+    /// only those ranges were parsed, since every match holds its literals.
+    pub fn scan_within(&self, text: &str, ranges: impl IntoIterator<Item = Range<usize>>) -> Hits {
+        let Some(automaton) = &self.automaton else {
+            return Hits::default();
+        };
+        let mut hits = Vec::new();
+        for range in ranges {
+            automaton.scan(text.as_bytes(), range, &mut hits);
+        }
+        Hits(hits)
+    }
+
+    /// Whether each of `rules` has a literal inside every match, to anchor it by.
+    pub fn anchored(&self, rules: &[usize]) -> bool {
+        rules.iter().all(|&r| !self.inside_matches[r].is_empty())
     }
 
     /// The byte offsets in `text` of the anchors of `rules`, sorted (see [`Prefilter::anchors`]);
@@ -102,7 +202,7 @@ impl Prefilter {
         known: Option<&Hits>,
         rules: &[usize],
     ) -> Option<Vec<usize>> {
-        if rules.iter().any(|&r| self.inside_matches[r].is_empty()) {
+        if !self.anchored(rules) {
             return None;
         }
         let scanned;
@@ -128,7 +228,7 @@ impl Prefilter {
     /// no match, and no occurrence), with the others, which a match's line must hold too.
     /// `None` when a rule has no such literal (its matches could be anywhere).
     pub fn anchors(&self, hits: &Hits, rules: &[usize]) -> Option<Vec<Anchor<'_>>> {
-        if rules.iter().any(|&r| self.inside_matches[r].is_empty()) {
+        if !self.anchored(rules) {
             return None;
         }
         // The offsets of each literal, gathered in one pass: filtering every hit per rule
@@ -222,5 +322,23 @@ mod tests {
         let text = "x = self.mlp(h)\ny = mlp(self)\nz = mlp(mlp)\n";
         assert_eq!(p.anchor_offsets(text, None, &[1]), Some(vec![4, 24]));
         assert_eq!(p.anchor_offsets(text, None, &[0, 2]), None);
+    }
+
+    #[test]
+    fn every_occurrence_is_found_overlapping_and_within_ranges_only() {
+        // With a literal long enough that the automaton is an NFA, and without.
+        for long in ["zz".to_string(), "z".repeat(DFA_LITERAL_BYTES)] {
+            let p = Prefilter::new(
+                &[vec!["norm".into(), "layer_norm".into(), "aa".into(), long]],
+                &[vec![]],
+            );
+            let text = "x = layer_norm(aaa)\ny = norm(x)\n";
+            let mut hits = p.scan(text).0;
+            hits.sort_unstable();
+            // `norm` inside `layer_norm` too, and `aa` twice in `aaa`.
+            assert_eq!(hits, [(0, 10), (0, 24), (1, 4), (2, 15), (2, 16)]);
+            let line2 = text.find("\ny").unwrap() + 1..text.len();
+            assert_eq!(p.scan_within(text, [line2]).0, [(0, 24)]);
+        }
     }
 }

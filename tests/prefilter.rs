@@ -218,3 +218,23 @@ fn local_rules_parse_only_the_statements_they_could_match() {
     let refused = Engine::new(&scoped, &env, None).patch(target).unwrap_err();
     assert_eq!(refused.kind(), "target-syntax");
 }
+
+#[test]
+fn a_patch_that_is_not_a_fixed_point_is_caught_with_and_without_the_prefilter() {
+    // A statement-local rule runs on the statements holding its anchor, and checks its fixed
+    // point on the edited ones only (scanning only those for literals); it must still see
+    // that the rule would apply again.
+    let yaml = "id: grow\nmatch: '$OUT = decoder_layer($$$ARGS)'\naction: {replace: '$OUT = decoder_layer(0, $$$ARGS)'}\nexpect: {min: 0}\n";
+    let set = RuleSet::compile(regraft::rules::load_yaml("grow.yaml", yaml).unwrap()).unwrap();
+    compare(&set, &[]);
+    let env = crate::util::versions(&[]);
+    let source = "import x\n\n\ndef f(h):\n    out = decoder_layer(h)\n    return out\n";
+    let survey = Engine::new(&set, &env, None)
+        .survey(Target {
+            path: "m.py",
+            source,
+        })
+        .unwrap();
+    let kinds: Vec<&str> = survey.errors.iter().map(|(_, e)| e.kind()).collect();
+    assert_eq!(kinds, ["not-idempotent"]);
+}

@@ -83,7 +83,9 @@ impl Engine<'_> {
             ));
         }
         let root = tree.root_node();
-        let found = self.find(text, None, root, &[RuleId(index)]).remove(0);
+        let found = self
+            .find(text, None, None, root, &[RuleId(index)])
+            .remove(0);
         let locator = Locator::new(text);
         let matches = found
             .iter()

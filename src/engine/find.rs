@@ -33,15 +33,17 @@ pub(crate) struct Found<'t> {
 
 impl Engine<'_> {
     /// Every match of each of `active` (sorted), in document order.
-    /// `hits` is the literal scan of `text`, where the caller has one.
+    /// `hits` is the literal scan of `text`, where the caller has one; `regions`, the ranges
+    /// the tree of `root` holds where only some were parsed.
     pub(crate) fn find<'t>(
         &self,
         text: &str,
         hits: Option<&Hits>,
+        regions: Option<&[Range<usize>]>,
         root: Node<'t>,
         active: &[RuleId],
     ) -> Vec<Vec<Found<'t>>> {
-        let candidates = self.candidates(text, hits, root, active);
+        let candidates = self.candidates(text, hits, regions, root, active);
         let matcher = Matcher::new(text);
         let cache = scope::ScopeCache::default();
         candidates
@@ -78,12 +80,15 @@ impl Engine<'_> {
     fn anchored_ranges(
         &self,
         text: &str,
-        hits: Option<&Hits>,
+        hits: &Hits,
         root: Node<'_>,
         active: &[RuleId],
     ) -> Option<Vec<Range<usize>>> {
         let indexes: Vec<usize> = active.iter().map(|id| id.0).collect();
-        let offsets = self.rules.prefilter.anchor_offsets(text, hits, &indexes)?;
+        let offsets = self
+            .rules
+            .prefilter
+            .anchor_offsets(text, Some(hits), &indexes)?;
         let mut ranges: Vec<Range<usize>> = Vec::new();
         for offset in offsets {
             if ranges.last().is_some_and(|r| r.contains(&offset)) {
@@ -109,17 +114,40 @@ impl Engine<'_> {
         &self,
         text: &str,
         hits: Option<&Hits>,
+        regions: Option<&[Range<usize>]>,
         root: Node<'t>,
         active: &[RuleId],
     ) -> Vec<Vec<Node<'t>>> {
         if !self.prefilter {
             return self.query_candidates(text, root, active, std::iter::once(0..text.len()));
         }
+        let indexes: Vec<usize> = active.iter().map(|id| id.0).collect();
+        if !self.rules.prefilter.anchored(&indexes) {
+            return self.walk_candidates(root, active);
+        }
+        // A tree of some regions holds matches only there, and every match holds its literals:
+        // the rest of the text need not be scanned (the check of a patch's fixed point runs
+        // on the edited regions of the whole patched text).
+        let scanned;
+        let hits = match (hits, regions) {
+            (Some(hits), _) => hits,
+            (None, Some(regions)) => {
+                scanned = self
+                    .rules
+                    .prefilter
+                    .scan_within(text, regions.iter().cloned());
+                &scanned
+            }
+            (None, None) => {
+                scanned = self.rules.prefilter.scan(text);
+                &scanned
+            }
+        };
         // Many rules at once: one query holding all their patterns starts a state per pattern
         // at every node of a shared root kind, and costs more than the parse. Each rule's
         // matches contain its anchor, so they are among the anchor's ancestors.
         if active.len() > ANCHOR_WALK_ABOVE
-            && let Some(found) = self.anchor_candidates(text, hits, root, active)
+            && let Some(found) = self.anchor_candidates(hits, root, active)
         {
             return found;
         }
@@ -134,8 +162,7 @@ impl Engine<'_> {
     /// statement sequence (found at its first statement, which need not hold the anchor).
     fn anchor_candidates<'t>(
         &self,
-        text: &str,
-        hits: Option<&Hits>,
+        hits: &Hits,
         root: Node<'t>,
         active: &[RuleId],
     ) -> Option<Vec<Vec<Node<'t>>>> {
@@ -148,14 +175,6 @@ impl Engine<'_> {
         if active.iter().any(sequence) {
             return None;
         }
-        let scanned;
-        let hits = match hits {
-            Some(hits) => hits,
-            None => {
-                scanned = self.rules.prefilter.scan(text);
-                &scanned
-            }
-        };
         let indexes: Vec<usize> = active.iter().map(|id| id.0).collect();
         let anchors = self.rules.prefilter.anchors(hits, &indexes)?;
         let rooted = |node: Node<'_>, rule: usize| {

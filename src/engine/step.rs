@@ -91,7 +91,13 @@ impl Engine<'_> {
     /// Runs one step.
     pub(crate) fn step(&self, input: &StepInput<'_>) -> StepOutcome {
         let root = input.parsed.tree.root_node();
-        let found = self.find(input.text, input.hits, root, input.active);
+        let found = self.find(
+            input.text,
+            input.hits,
+            input.parsed.regions.as_deref(),
+            root,
+            input.active,
+        );
         let locator = Locator::new(input.text);
         let mut signatures = Signatures::new(input.path, self.signature_context, self.modules);
         let mut out = StepOutcome::default();
