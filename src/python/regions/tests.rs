@@ -19,6 +19,15 @@ fn shape(tokens: &str, closes_with: Option<u8>) -> AssignmentShape {
     }
 }
 
+/// The regions of the assignment statements of `shape` in `text`, as texts.
+fn assignment_texts(text: &str, shape: AssignmentShape) -> Vec<&str> {
+    statement_regions(text, &[], &[shape])
+        .expect("scannable")
+        .into_iter()
+        .map(|r| &text[r])
+        .collect()
+}
+
 fn region_texts<'t>(text: &'t str, needle: &str) -> Vec<&'t str> {
     statement_regions(text, &[at(text, needle)], &[])
         .expect("scannable")
@@ -101,13 +110,8 @@ fn assignments_are_found_without_anchors() {
         "\n",
         "while (n := 1) >= 0: m = 4\n",
     );
-    let regions: Vec<&str> = statement_regions(text, &[], &[shape("=", None)])
-        .unwrap()
-        .into_iter()
-        .map(|r| &text[r])
-        .collect();
     assert_eq!(
-        regions,
+        assignment_texts(text, shape("=", None)),
         [
             "a = f(1)\n",
             "    d: int = g(h=2)\n",
@@ -128,13 +132,8 @@ fn an_assignment_pattern_ending_in_a_bracket_wants_lines_ending_in_it() {
         "i = f(1) \\\n    .j\n",
         "if k: m = f(1)\n",
     );
-    let regions: Vec<&str> = statement_regions(text, &[], &[shape("=()", Some(b')'))])
-        .unwrap()
-        .into_iter()
-        .map(|r| &text[r])
-        .collect();
     assert_eq!(
-        regions,
+        assignment_texts(text, shape("=()", Some(b')'))),
         [
             "a = f(1)  # a comment after\n",
             // Touching statements merge. A trailing comma is passed over by matching; `;`
