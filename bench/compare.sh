@@ -24,27 +24,11 @@ venv=target/bench-venv
 cargo build --release --quiet
 work=target/bench; rm -rf "$work"; mkdir -p "$work/c-regraft" "$work/c-sg" "$work/d-sg"
 
-# One regraft rule and its ast-grep twin per pattern.
-rule() { # NAME DIR PATTERN
-  printf 'id: %s\nmatch: "%s"\naction: {remove_kwargs: [output_attentions]}\nexpect: {min: 0}\n' "$1" "$3" > "$2/$1.yaml"
-}
-sgrule() { # NAME FILE PATTERN
-  printf 'id: %s\nlanguage: python\nseverity: info\nrule:\n  pattern: "%s"\n' "$1" "$3" > "$2"
-}
+source bench/rules.sh
 rule a "$work" '$OUT = decoder_layer($$$ARGS)'; sgrule a "$work/a-sg.yml" '$OUT = decoder_layer($$$ARGS)'
 rule b "$work" '$X = $Y($$$A)';                  sgrule b "$work/b-sg.yml" '$X = $Y($$$A)'
-patterns=(
-  '$OUT = decoder_layer($$$ARGS)' '$OUT = encoder_layer($$$ARGS)' '$OUT = layer_module($$$ARGS)'
-  '$OUT = self.self_attn($$$ARGS)' '$OUT = self.mlp($$$ARGS)' '$OUT = self.attention($$$ARGS)'
-  '$X = self._gradient_checkpointing_func($$$A)' '$X = torch.utils.checkpoint.checkpoint($$$A)'
-  '$X = nn.functional.dropout($$$A)' '$X = self.dropout($$$A)' '$X = self.layer_norm($$$A)'
-  '$X = self.embed_tokens($$$A)' '$X = self.rotary_emb($$$A)' '$X = apply_rotary_pos_emb($$$A)'
-  '$X = repeat_kv($$$A)' '$X = torch.matmul($$$A)' '$X = nn.functional.softmax($$$A)'
-  '$X = self.q_proj($$$A)' '$X = self.k_proj($$$A)' '$X = self.v_proj($$$A)' '$X = self.o_proj($$$A)'
-  '$X = eager_attention_forward($$$A)' '$X = self.lm_head($$$A)' '$X = self.loss_function($$$A)'
-)
 i=0
-for p in "${patterns[@]}"; do
+for p in "${C_PATTERNS[@]}"; do
   i=$((i+1)); rule "c$i" "$work/c-regraft" "$p"; sgrule "c$i" "$work/c-sg/c$i.yml" "$p"
 done
 cp rules/*.yaml "$work/c-regraft/"

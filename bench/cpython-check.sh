@@ -14,7 +14,7 @@ bin="$PWD/target/release/regraft"
 corpus="${REGRAFT_CORPUS:-target/corpus}"
 work="$(mktemp -d)"; trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/rules/c"
-rule() { printf 'id: %s\nmatch: "%s"\naction: {remove_kwargs: [output_attentions]}\nexpect: {min: 0}\n' "$1" "$3" > "$2/$1.yaml"; }
+source bench/rules.sh
 rule a "$work/rules" '$OUT = decoder_layer($$$ARGS)'
 rule b "$work/rules" '$X = $Y($$$A)'
 i=0

@@ -16,20 +16,11 @@ bench/fetch-transformers.sh "$version" >&2
 tree="${REGRAFT_CORPUS:-target/corpus}/transformers-$version/transformers/models"
 rm -rf "$out"; mkdir -p "$out/rules/c"
 
-rule() { # NAME DIR PATTERN
-  printf 'id: %s\nmatch: "%s"\naction: {remove_kwargs: [output_attentions]}\nexpect: {min: 0}\n' "$1" "$3" > "$2/$1.yaml"
-}
+source bench/rules.sh
 rule a "$out/rules" '$OUT = decoder_layer($$$ARGS)'
 rule b "$out/rules" '$X = $Y($$$A)'
 i=0
-for p in '$OUT = decoder_layer($$$ARGS)' '$OUT = encoder_layer($$$ARGS)' '$OUT = layer_module($$$ARGS)' \
-  '$OUT = self.self_attn($$$ARGS)' '$OUT = self.mlp($$$ARGS)' '$OUT = self.attention($$$ARGS)' \
-  '$X = self._gradient_checkpointing_func($$$A)' '$X = torch.utils.checkpoint.checkpoint($$$A)' \
-  '$X = nn.functional.dropout($$$A)' '$X = self.dropout($$$A)' '$X = self.layer_norm($$$A)' \
-  '$X = self.embed_tokens($$$A)' '$X = self.rotary_emb($$$A)' '$X = apply_rotary_pos_emb($$$A)' \
-  '$X = repeat_kv($$$A)' '$X = torch.matmul($$$A)' '$X = nn.functional.softmax($$$A)' \
-  '$X = self.q_proj($$$A)' '$X = self.k_proj($$$A)' '$X = self.v_proj($$$A)' '$X = self.o_proj($$$A)' \
-  '$X = eager_attention_forward($$$A)' '$X = self.lm_head($$$A)' '$X = self.loss_function($$$A)'; do
+for p in "${C_PATTERNS[@]}"; do
   i=$((i+1)); rule "c$i" "$out/rules/c" "$p"
 done
 cp rules/*.yaml "$out/rules/c/"

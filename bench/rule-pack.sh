@@ -2,8 +2,9 @@
 # Writes workload (d), a rule pack of N rules (default 300) `$X = self.<attr>($$$A)` for the
 # N most-called `self.<attr>(` names of a tree, one rule file each, into OUT_DIR:
 #   bench/rule-pack.sh TREE OUT_DIR [N]
-# With EXT=yml and SG=1 it writes ast-grep's twin of each rule instead.
+# With SG=1 it writes ast-grep's twin of each rule instead.
 set -euo pipefail
+source "$(dirname "$0")/rules.sh"
 tree="${1:?usage: $0 TREE OUT_DIR [N]}"; out="${2:?usage: $0 TREE OUT_DIR [N]}"; n="${3:-300}"
 mkdir -p "$out"
 i=0
@@ -13,8 +14,8 @@ grep -rhoE 'self\.[A-Za-z_][A-Za-z0-9_]*\(' --include='*.py' "$tree" | LC_ALL=C 
   | while read -r name; do
       i=$((i+1))
       if [ "${SG:-0}" = 1 ]; then
-        printf 'id: d%s\nlanguage: python\nseverity: info\nrule:\n  pattern: "$X = self.%s($$$A)"\n' "$i" "$name" > "$out/d$i.yml"
+        sgrule "d$i" "$out/d$i.yml" "\$X = self.$name(\$\$\$A)"
       else
-        printf 'id: d%s\nmatch: "$X = self.%s($$$A)"\naction: {remove_kwargs: [output_attentions]}\nexpect: {min: 0}\n' "$i" "$name" > "$out/d$i.yaml"
+        rule "d$i" "$out" "\$X = self.$name(\$\$\$A)"
       fi
     done
