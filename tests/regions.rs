@@ -217,6 +217,11 @@ fn every_assignment_is_found_by_the_assignment_scan() {
     for (end, at_least) in [(b')', 8), (b']', 1)] {
         let checked = check_assignments("layout.py", &text, Some(end));
         assert!(checked >= at_least, "{} {checked}", char::from(end));
+        let crlf = text.replace('\n', "\r\n");
+        assert_eq!(
+            check_assignments("layout-crlf.py", &crlf, Some(end)),
+            checked
+        );
     }
 }
 
