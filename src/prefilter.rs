@@ -55,6 +55,11 @@ impl Anchor<'static> {
 /// of states times the byte classes, an NFA's only with the states.
 const DFA_LITERAL_BYTES: usize = 16 * 1024;
 
+/// Up to how long its longest literal may be: building a DFA for a long run of one byte
+/// (`"qqq…"`) is quadratic in the run (5 s for one of 16,000 bytes, 0.1 s for 128 runs of
+/// 128), and real names reach 80 bytes (`_prepare_4d_causal_attention_mask_with_…`).
+const DFA_LITERAL_LEN: usize = 128;
+
 /// The literals' automaton, searched by [`Prefilter::scan_within`]'s own loop: every
 /// occurrence of every literal is wanted, and through `find_overlapping_iter` each one cost a
 /// return from and re-entry into the search (a pack's short names and `self` occur a million
@@ -70,7 +75,9 @@ enum Literals {
 impl Literals {
     fn new(literals: &[&str]) -> Self {
         let bytes: usize = literals.iter().map(|l| l.len()).sum();
+        let longest = literals.iter().map(|l| l.len()).max().unwrap_or(0);
         if bytes <= DFA_LITERAL_BYTES
+            && longest <= DFA_LITERAL_LEN
             && let Ok(dfa) = DFA::builder()
                 .match_kind(MatchKind::Standard)
                 .prefilter(false)
@@ -111,7 +118,8 @@ fn scan_with<A: Automaton>(
         .expect("an unanchored search has a start state");
     for (at, &byte) in text[range.clone()].iter().enumerate() {
         state = automaton.next_state(Anchored::No, state, byte);
-        // Standard semantics never reach a dead state: special means a match (or the start).
+        // Standard semantics never reach a dead state, and no literal is empty: special means
+        // a match (or the start, which matches nothing).
         if automaton.is_special(state) && automaton.is_match(state) {
             for i in 0..automaton.match_len(state) {
                 let literal = automaton.match_pattern(state, i);
@@ -145,10 +153,17 @@ impl Prefilter {
             index: HashMap<&'a str, usize>,
         }
         impl<'a> Interner<'a> {
+            /// An empty literal is in every text: it says nothing, and is left out (so the
+            /// automaton's start state matches nothing).
             fn lists(&mut self, lists: &'a [Vec<String>]) -> Vec<Vec<usize>> {
                 lists
                     .iter()
-                    .map(|lits| lits.iter().map(|l| self.intern(l)).collect())
+                    .map(|lits| {
+                        lits.iter()
+                            .filter(|l| !l.is_empty())
+                            .map(|l| self.intern(l))
+                            .collect()
+                    })
                     .collect()
             }
             fn intern(&mut self, l: &'a str) -> usize {
@@ -327,7 +342,7 @@ mod tests {
     #[test]
     fn every_occurrence_is_found_overlapping_and_within_ranges_only() {
         // With a literal long enough that the automaton is an NFA, and without.
-        for long in ["zz".to_string(), "z".repeat(DFA_LITERAL_BYTES)] {
+        for long in ["zz".to_string(), "z".repeat(DFA_LITERAL_LEN + 1)] {
             let p = Prefilter::new(
                 &[vec!["norm".into(), "layer_norm".into(), "aa".into(), long]],
                 &[vec![]],
@@ -340,5 +355,47 @@ mod tests {
             let line2 = text.find("\ny").unwrap() + 1..text.len();
             assert_eq!(p.scan_within(text, [line2]).0, [(0, 24)]);
         }
+    }
+
+    #[test]
+    fn the_scan_reports_what_the_librarys_overlapping_search_does() {
+        let long = "q".repeat(DFA_LITERAL_LEN + 1);
+        let sets: [&[&str]; 4] = [
+            &["a", "ab", "bab", "b"],
+            &["s", "self", "elf"],
+            &["norm", "layer_norm", "norm_out", long.as_str()],
+            &["\u{e9}t\u{e9}", "t"],
+        ];
+        let texts = [
+            "",
+            "abababab",
+            "self.self_attn(x) ; elf",
+            "x = layer_norm_out(norm)",
+            "\u{e9}t\u{e9} t",
+        ];
+        for literals in sets {
+            let owned: Vec<String> = literals.iter().map(|l| l.to_string()).collect();
+            let p = Prefilter::new(&[owned], &[vec![]]);
+            let library = aho_corasick::AhoCorasick::builder()
+                .kind(Some(aho_corasick::AhoCorasickKind::ContiguousNFA))
+                .build(literals)
+                .unwrap();
+            for text in texts {
+                let expected: Vec<(usize, usize)> = library
+                    .find_overlapping_iter(text)
+                    .map(|m| (m.pattern().as_usize(), m.start()))
+                    .collect();
+                assert_eq!(p.scan(text).0, expected, "{literals:?} in {text:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn an_empty_literal_says_nothing() {
+        let p = Prefilter::new(&[vec!["".into(), "x".into()]], &[vec!["".into()]]);
+        assert_eq!(p.possible(&p.scan("x")), [true]);
+        assert_eq!(p.possible(&p.scan("y")), [false]);
+        // Nothing to anchor the rule by: its matches could be anywhere.
+        assert!(!p.anchored(&[0]));
     }
 }
