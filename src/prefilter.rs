@@ -15,7 +15,7 @@ use std::ops::Range;
 use aho_corasick::automaton::Automaton;
 use aho_corasick::dfa::DFA;
 use aho_corasick::nfa::contiguous;
-use aho_corasick::{Anchored, MatchKind};
+use aho_corasick::{Anchored, MatchKind, Span};
 
 /// Where a rule's matches can be in one file: at the occurrences of one literal of its
 /// pattern, on lines that hold its other literals too.
@@ -80,7 +80,6 @@ impl Literals {
             && longest <= DFA_LITERAL_LEN
             && let Ok(dfa) = DFA::builder()
                 .match_kind(MatchKind::Standard)
-                .prefilter(false)
                 .build(literals)
         {
             return Literals::Dfa(dfa);
@@ -90,7 +89,6 @@ impl Literals {
         Literals::Nfa(
             contiguous::NFA::builder()
                 .match_kind(MatchKind::Standard)
-                .prefilter(false)
                 .build(literals)
                 .expect("plain literals of a loadable rule set always build"),
         )
@@ -106,25 +104,48 @@ impl Literals {
 }
 
 /// Every occurrence of the literals of `automaton` within `range` of `text`, as (literal,
-/// start), in order of its end (and of the literal's index at one end).
+/// start), in order of its end (and of the literal's index at one end). As the library's own
+/// overlapping search: from the start state (no match under way), the automaton's prefilter,
+/// where it has one (a few rare literals), jumps to the next place a literal could start.
 fn scan_with<A: Automaton>(
     automaton: &A,
     text: &[u8],
     range: Range<usize>,
     hits: &mut Vec<(usize, usize)>,
 ) {
+    let prefilter = automaton.prefilter();
     let mut state = automaton
         .start_state(Anchored::No)
         .expect("an unanchored search has a start state");
-    for (at, &byte) in text[range.clone()].iter().enumerate() {
-        state = automaton.next_state(Anchored::No, state, byte);
+    let mut at = range.start;
+    if let Some(prefilter) = prefilter {
+        match prefilter
+            .find_in(text, Span::from(at..range.end))
+            .into_option()
+        {
+            None => return,
+            Some(next) => at = next,
+        }
+    }
+    while at < range.end {
+        state = automaton.next_state(Anchored::No, state, text[at]);
+        at += 1;
         // Standard semantics never reach a dead state, and no literal is empty: special means
-        // a match (or the start, which matches nothing).
-        if automaton.is_special(state) && automaton.is_match(state) {
-            for i in 0..automaton.match_len(state) {
-                let literal = automaton.match_pattern(state, i);
-                let end = range.start + at + 1;
-                hits.push((literal.as_usize(), end - automaton.pattern_len(literal)));
+        // a match, or the start (special only where there is a prefilter).
+        if automaton.is_special(state) {
+            if automaton.is_match(state) {
+                for i in 0..automaton.match_len(state) {
+                    let literal = automaton.match_pattern(state, i);
+                    hits.push((literal.as_usize(), at - automaton.pattern_len(literal)));
+                }
+            } else if let Some(prefilter) = prefilter {
+                match prefilter
+                    .find_in(text, Span::from(at..range.end))
+                    .into_option()
+                {
+                    None => return,
+                    Some(next) => at = next,
+                }
             }
         }
     }
@@ -360,7 +381,9 @@ mod tests {
     #[test]
     fn the_scan_reports_what_the_librarys_overlapping_search_does() {
         let long = "q".repeat(DFA_LITERAL_LEN + 1);
-        let sets: [&[&str]; 4] = [
+        // One rare literal: the automaton's prefilter skips ahead between occurrences.
+        let sets: [&[&str]; 5] = [
+            &["decoder_layer"],
             &["a", "ab", "bab", "b"],
             &["s", "self", "elf"],
             &["norm", "layer_norm", "norm_out", long.as_str()],
@@ -372,6 +395,7 @@ mod tests {
             "self.self_attn(x) ; elf",
             "x = layer_norm_out(norm)",
             "\u{e9}t\u{e9} t",
+            "out = decoder_layer(h)\n# decoder_layers\ndecoder_layerdecoder_layer",
         ];
         for literals in sets {
             let owned: Vec<String> = literals.iter().map(|l| l.to_string()).collect();
