@@ -230,25 +230,9 @@ impl Prefilter {
         rules.iter().all(|&r| !self.inside_matches[r].is_empty())
     }
 
-    /// The byte offsets in `text` of the anchors of `rules`, sorted (see [`Prefilter::anchors`]);
-    /// `known` is the scan of `text` where one was made already.
-    pub fn anchor_offsets(
-        &self,
-        text: &str,
-        known: Option<&Hits>,
-        rules: &[usize],
-    ) -> Option<Vec<usize>> {
-        if !self.anchored(rules) {
-            return None;
-        }
-        let scanned;
-        let hits = match known {
-            Some(hits) => hits,
-            None => {
-                scanned = self.scan(text);
-                &scanned
-            }
-        };
+    /// The byte offsets of the anchors of `rules` in the scanned text, sorted (see
+    /// [`Prefilter::anchors`]).
+    pub fn anchor_offsets(&self, hits: &Hits, rules: &[usize]) -> Option<Vec<usize>> {
         let mut offsets: Vec<usize> = self
             .anchors(hits, rules)?
             .into_iter()
@@ -352,12 +336,12 @@ mod tests {
             ],
         );
         let text = "x = self.mlp(h)\ny = decoder_layer(x)\nz = self.norm(y)\n";
-        assert_eq!(p.anchor_offsets(text, None, &[0]), Some(vec![20]));
+        assert_eq!(p.anchor_offsets(&p.scan(text), &[0]), Some(vec![20]));
         // `mlp` occurs once, `self` twice.
-        assert_eq!(p.anchor_offsets(text, None, &[0, 1]), Some(vec![9, 20]));
+        assert_eq!(p.anchor_offsets(&p.scan(text), &[0, 1]), Some(vec![9, 20]));
         let text = "x = self.mlp(h)\ny = mlp(self)\nz = mlp(mlp)\n";
-        assert_eq!(p.anchor_offsets(text, None, &[1]), Some(vec![4, 24]));
-        assert_eq!(p.anchor_offsets(text, None, &[0, 2]), None);
+        assert_eq!(p.anchor_offsets(&p.scan(text), &[1]), Some(vec![4, 24]));
+        assert_eq!(p.anchor_offsets(&p.scan(text), &[0, 2]), None);
     }
 
     #[test]

@@ -79,16 +79,11 @@ impl Engine<'_> {
     /// its rule's anchor.
     fn anchored_ranges(
         &self,
-        text: &str,
         hits: &Hits,
         root: Node<'_>,
-        active: &[RuleId],
+        indexes: &[usize],
     ) -> Option<Vec<Range<usize>>> {
-        let indexes: Vec<usize> = active.iter().map(|id| id.0).collect();
-        let offsets = self
-            .rules
-            .prefilter
-            .anchor_offsets(text, Some(hits), &indexes)?;
+        let offsets = self.rules.prefilter.anchor_offsets(hits, indexes)?;
         let mut ranges: Vec<Range<usize>> = Vec::new();
         for offset in offsets {
             if ranges.last().is_some_and(|r| r.contains(&offset)) {
@@ -147,11 +142,11 @@ impl Engine<'_> {
         // at every node of a shared root kind, and costs more than the parse. Each rule's
         // matches contain its anchor, so they are among the anchor's ancestors.
         if active.len() > ANCHOR_WALK_ABOVE
-            && let Some(found) = self.anchor_candidates(hits, root, active)
+            && let Some(found) = self.anchor_candidates(hits, root, active, &indexes)
         {
             return found;
         }
-        match self.anchored_ranges(text, hits, root, active) {
+        match self.anchored_ranges(hits, root, &indexes) {
             Some(ranges) => self.query_candidates(text, root, active, ranges),
             None => self.walk_candidates(root, active),
         }
@@ -165,6 +160,7 @@ impl Engine<'_> {
         hits: &Hits,
         root: Node<'t>,
         active: &[RuleId],
+        indexes: &[usize],
     ) -> Option<Vec<Vec<Node<'t>>>> {
         let sequence = |id: &RuleId| {
             matches!(
@@ -175,8 +171,7 @@ impl Engine<'_> {
         if active.iter().any(sequence) {
             return None;
         }
-        let indexes: Vec<usize> = active.iter().map(|id| id.0).collect();
-        let anchors = self.rules.prefilter.anchors(hits, &indexes)?;
+        let anchors = self.rules.prefilter.anchors(hits, indexes)?;
         let rooted = |node: Node<'_>, rule: usize| {
             self.rules
                 .by_root_kind
