@@ -199,16 +199,15 @@ pub fn is_trivia(node: &Node<'_>) -> bool {
     // every child that matching compares.
     static TRIVIA: std::sync::OnceLock<Vec<bool>> = std::sync::OnceLock::new();
     let trivia = TRIVIA.get_or_init(|| {
-        let language = language();
-        (0..language.node_kind_count())
-            .map(|id| {
-                let id = u16::try_from(id).expect("tree-sitter kind ids are u16");
-                matches!(
-                    language.node_kind_for_id(id),
-                    Some("comment" | "line_continuation" | ",")
-                )
-            })
-            .collect()
+        let mut trivia = vec![false; language().node_kind_count()];
+        for kind in ["comment", "line_continuation", ","] {
+            for named in [true, false] {
+                for &id in grammar::kind_ids(kind, named) {
+                    trivia[usize::from(id)] = true;
+                }
+            }
+        }
+        trivia
     });
     trivia
         .get(usize::from(node.kind_id()))
