@@ -8,10 +8,9 @@ use std::ops::Range;
 
 use serde_yaml::{Mapping, Value};
 
-use super::convert::{Cx, child, key_path};
 use super::error::{RuleError, RuleErrorKind};
-use super::model::{Snippet, Spanned};
-use super::spans::{Path, Seg};
+use super::reader::{Cx, child, key_path};
+use super::spans::{Path, Seg, Snippet, Spanned};
 
 /// What the rule layer needs of an action: its name, and how its arguments are read.
 pub trait ActionSpec: Sync + fmt::Debug {

@@ -6,6 +6,7 @@ pub mod convert;
 pub mod dsl;
 pub mod error;
 pub mod model;
+mod reader;
 pub mod spans;
 pub mod write;
 pub mod yaml;

@@ -3,15 +3,15 @@
 //! Both syntaxes end here: YAML through serde_yaml, the DSL through its own parser, so a
 //! misspelt key or a bad specifier is reported the same way whichever syntax it was written in.
 
-use std::ops::Range;
 use std::str::FromStr;
 
-use serde_yaml::{Mapping, Value};
+use serde_yaml::Value;
 
 use super::Syntax;
 use super::action::{ArgReader, action_names, action_spec};
 use super::error::{RuleError, RuleErrorKind, did_you_mean};
 use super::model::{Action, Expect, Phase, Policy, Rule, Spanned};
+pub(crate) use super::reader::{Cx, child, key_path};
 use super::spans::{Path, Seg, SpanIndex};
 use crate::source::SourceFile;
 
@@ -63,11 +63,8 @@ pub fn rules_from_document(
     syntax: Syntax,
     read: &mut ReadRules,
 ) {
-    let cx = Cx {
-        file,
-        spans,
-        syntax,
-    };
+    let actions = action_names();
+    let cx = Cx::new(file, spans, syntax, RULE_KEYS, &actions);
     let mut take = |rule: Result<Rule, (Vec<RuleError>, Option<Rule>)>| match rule {
         Ok(rule) => read.rules.push(rule),
         Err((errors, partial)) => {
@@ -93,25 +90,6 @@ pub fn rules_from_document(
     }
 }
 
-/// What reading one document needs: the file, where each value stands, and the syntax.
-pub(crate) struct Cx<'a> {
-    file: &'a SourceFile,
-    pub(crate) spans: &'a SpanIndex,
-    syntax: Syntax,
-}
-
-fn describe(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Sequence(_) => "a list",
-        Value::Mapping(_) => "a mapping",
-        Value::Tagged(_) => "a tagged value",
-    }
-}
-
 /// An optional key read by `read`, or its default where it is absent.
 fn optional<T: Default>(
     field: Option<(Path, &Value)>,
@@ -123,114 +101,7 @@ fn optional<T: Default>(
         .unwrap_or_default())
 }
 
-pub(crate) fn child(path: &[Seg], seg: Seg) -> Path {
-    let mut p = path.to_vec();
-    p.push(seg);
-    p
-}
-
-pub(crate) fn key_path(path: &[Seg], key: &str) -> Path {
-    child(path, Seg::Key(key.to_string()))
-}
-
 impl Cx<'_> {
-    pub(crate) fn error(&self, kind: RuleErrorKind, span: Range<usize>) -> RuleError {
-        RuleError::new(kind, self.file, span)
-    }
-
-    pub(crate) fn wrong_type(
-        &self,
-        path: &[Seg],
-        key: &str,
-        expected: &str,
-        found: &Value,
-    ) -> RuleError {
-        self.error(
-            RuleErrorKind::WrongType {
-                key: key.to_string(),
-                expected: expected.to_string(),
-                found: describe(found).to_string(),
-            },
-            self.spans.value(path),
-        )
-    }
-
-    pub(crate) fn invalid(&self, path: &[Seg], key: &str, reason: impl Into<String>) -> RuleError {
-        self.error(
-            RuleErrorKind::InvalidValue {
-                key: key.to_string(),
-                reason: reason.into(),
-            },
-            self.spans.value(path),
-        )
-    }
-
-    /// Rejects keys outside `allowed`, suggesting the closest one.
-    pub(crate) fn check_keys(
-        &self,
-        path: &[Seg],
-        map: &Mapping,
-        allowed: &[&str],
-        within: &str,
-    ) -> Result<(), RuleError> {
-        match self
-            .unknown_keys(path, map, allowed, within)
-            .into_iter()
-            .next()
-        {
-            Some(e) => Err(e),
-            None => Ok(()),
-        }
-    }
-
-    /// Every key outside `allowed`, each suggesting the closest allowed one.
-    fn unknown_keys(
-        &self,
-        path: &[Seg],
-        map: &Mapping,
-        allowed: &[&str],
-        within: &str,
-    ) -> Vec<RuleError> {
-        let mut errors = Vec::new();
-        for key in map.keys() {
-            let Some(name) = key.as_str() else {
-                errors.push(self.wrong_type(path, within, "a mapping with text keys", key));
-                continue;
-            };
-            if !allowed.contains(&name) {
-                errors.push(self.unknown_key(path, name, allowed, within));
-            }
-        }
-        errors
-    }
-
-    fn unknown_key(&self, path: &[Seg], name: &str, allowed: &[&str], within: &str) -> RuleError {
-        let error = self.error(
-            RuleErrorKind::UnknownKey {
-                key: name.to_string(),
-                within: within.to_string(),
-            },
-            self.spans.key(&key_path(path, name)),
-        );
-        // At the top of a rule an action name is a likely slip too: the DSL writes
-        // actions bare, YAML under `action:`.
-        let actions = action_names();
-        let mut candidates = allowed.to_vec();
-        if allowed == RULE_KEYS {
-            candidates.extend_from_slice(&actions);
-        }
-        match did_you_mean(name, &candidates) {
-            Some(s) if actions.contains(&s) && self.syntax == Syntax::Yaml => error.with_help(
-                format!("actions go under `action:`, e.g. `action: {{{s}: ...}}`"),
-            ),
-            Some(s) if actions.contains(&s) => {
-                error.with_help(format!("did you mean the action `{s}`?"))
-            }
-            Some(s) => error.with_help(format!("did you mean `{s}`?")),
-            None => error.with_help(format!("expected one of: {}", allowed.join(", "))),
-        }
-    }
-
     /// A rule id: one word the DSL's `rule ID` can write too, so one rule reads the same in
     /// both syntaxes.
     fn id(&self, path: &[Seg], value: &Value) -> Result<Spanned<String>, RuleError> {
@@ -447,5 +318,4 @@ mod rule;
 mod scope;
 #[cfg(test)]
 mod tests;
-mod values;
 mod when;
