@@ -177,3 +177,144 @@ fn functions(lines: &[&str]) -> Vec<(usize, usize)> {
     }
     out
 }
+
+/// The module path of a source file under `src/` (`engine::step`; `engine` for its `mod.rs`).
+fn module_of(src: &Path, file: &Path) -> Vec<String> {
+    let relative = file.strip_prefix(src).unwrap().with_extension("");
+    let mut parts: Vec<String> = relative
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    if parts
+        .last()
+        .is_some_and(|p| p == "mod" || p == "lib" || p == "main")
+    {
+        parts.pop();
+    }
+    parts
+}
+
+/// The modules of `known` that a file's code (comments and unit tests aside) names through
+/// `crate::`, `super::` and `self::` paths, braces included; each path is read to the longest
+/// prefix that is a module.
+fn imported_modules(text: &str, own: &[String], known: &[Vec<String>]) -> Vec<Vec<String>> {
+    let text = text.split("#[cfg(test)]").next().unwrap_or(text);
+    let code: String = text
+        .lines()
+        .filter(|l| !l.trim_start().starts_with("//"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let is_name = |c: char| c.is_alphanumeric() || c == '_';
+    let mut out = Vec::new();
+    for (at, _) in code.match_indices("::") {
+        let head_start = code[..at].rfind(|c: char| !is_name(c)).map_or(0, |i| i + 1);
+        let head = &code[head_start..at];
+        let before = &code[..head_start];
+        // Only the first segment of a path: `super::super::x` is read from its first `super`.
+        if before.ends_with("::") || !matches!(head, "crate" | "super" | "self") {
+            continue;
+        }
+        let mut base: Vec<String> = match head {
+            "crate" => Vec::new(),
+            _ => own.to_vec(),
+        };
+        let mut rest = &code[at + 2..];
+        while let Some(r) = rest.strip_prefix("super::") {
+            base.pop();
+            rest = r;
+        }
+        if head == "super" {
+            base.pop();
+        }
+        let tails: Vec<&str> = match rest.strip_prefix('{') {
+            Some(group) => group[..group.find('}').unwrap_or(group.len())]
+                .split(',')
+                .collect(),
+            None => vec![rest],
+        };
+        for tail in tails {
+            let end = tail
+                .trim()
+                .find(|c: char| !(is_name(c) || c == ':'))
+                .unwrap_or(tail.trim().len());
+            let mut path = base.clone();
+            path.extend(
+                tail.trim()[..end]
+                    .split("::")
+                    .filter(|s| !s.is_empty())
+                    .map(str::to_string),
+            );
+            while !path.is_empty() && !known.contains(&path) {
+                path.pop();
+            }
+            // A module may always name its parents (their items) and its children.
+            if !path.is_empty() && !own.starts_with(&path) && !path.starts_with(own) {
+                out.push(path);
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn no_two_modules_import_each_other() {
+    let src = root().join("src");
+    let mut files = Vec::new();
+    sources(&src, &mut files);
+    let modules: Vec<Vec<String>> = files.iter().map(|f| module_of(&src, f)).collect();
+    let edges: Vec<Vec<usize>> = files
+        .iter()
+        .zip(&modules)
+        .map(|(file, own)| {
+            let text = fs::read_to_string(file).unwrap();
+            let mut to: Vec<usize> = imported_modules(&text, own, &modules)
+                .iter()
+                .filter_map(|m| modules.iter().position(|k| k == m))
+                .collect();
+            to.sort_unstable();
+            to.dedup();
+            to
+        })
+        .collect();
+    // A circle exists where a module reaches itself again.
+    let mut circles = Vec::new();
+    for start in 0..modules.len() {
+        let mut seen = vec![false; modules.len()];
+        let mut stack: Vec<(usize, Vec<usize>)> = vec![(start, vec![start])];
+        while let Some((at, path)) = stack.pop() {
+            for &next in &edges[at] {
+                if next == start {
+                    let names: Vec<String> = path.iter().map(|&i| modules[i].join("::")).collect();
+                    circles.push(format!(
+                        "{} -> {}",
+                        names.join(" -> "),
+                        modules[start].join("::")
+                    ));
+                } else if !seen[next] {
+                    seen[next] = true;
+                    let mut longer = path.clone();
+                    longer.push(next);
+                    stack.push((next, longer));
+                }
+            }
+        }
+    }
+    assert!(
+        circles.is_empty(),
+        "import circles:\n{}",
+        circles.join("\n")
+    );
+}
+
+#[test]
+fn the_module_reader_follows_super_and_braces() {
+    let known: Vec<Vec<String>> = ["engine", "engine::step", "engine::verify", "edit"]
+        .iter()
+        .map(|m| m.split("::").map(str::to_string).collect())
+        .collect();
+    let own = &known[1];
+    let text = "use super::verify::{apply};\nuse super::{Engine, verify};\nuse crate::edit::Edit;\n// super::nothing\n";
+    let found = imported_modules(text, own, &known);
+    let names: Vec<String> = found.iter().map(|m| m.join("::")).collect();
+    assert_eq!(names, ["engine::verify", "engine::verify", "edit"]);
+}

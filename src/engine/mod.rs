@@ -1,7 +1,8 @@
-//! The per-file pipeline: schedule the rules → gate and probe → find candidates → check scopes
-//! and patterns → plan edits → drop conflicts → apply → verify the result parses and is a
-//! fixed point. No exit codes and no printing: the front ends decide those.
+//! The `Engine` type, its builder, and the per-file pipeline (`Engine::survey_excluding`):
+//! schedule → prefilter → parse choice → run (find → step → verify) → fixed point → outcome,
+//! each stage in its own module. No exit codes and no printing: the front ends decide those.
 
+mod candidates;
 mod diagnose;
 pub mod error;
 pub mod explain;
@@ -11,6 +12,7 @@ mod outcome;
 mod parsed;
 mod probe;
 mod repair;
+mod run;
 mod schedule;
 pub mod scope;
 mod step;
@@ -21,18 +23,14 @@ pub use error::PatchError;
 pub use outcome::{EditReport, MatchReport, Patched, RuleReport, RuleStatus, Survey};
 pub use probe::gate_reason;
 
-use std::ops::Range;
-
-use crate::compile::{CompiledRule, Locator, RuleId, RuleSet};
+use crate::compile::{CompiledRule, RuleId, RuleSet};
 use crate::prefilter::Hits;
-use crate::python;
 use crate::rules::error::{RuleError, RuleErrorKind};
 use crate::rules::model::Policy;
 use crate::versions::{Gate, VersionEnv};
+use candidates::ParseChoice;
 use parsed::{Parsed, parse_target};
-use probe::{inactive_reason, probe};
 use schedule::Schedule;
-use step::StepInput;
 
 /// Whether a rule can match in the top-level class or function `unit`: a rule scoped to a class
 /// named exactly must name that one (a class by regex or predicate may be it; a function scope
@@ -242,7 +240,18 @@ impl<'r> Engine<'r> {
         self.settle_groups(target, first)
     }
 
-    /// The survey with the rules in `excluded` left out (members of a failed group).
+    /// The per-file pipeline, with the rules in `excluded` left out (members of a failed
+    /// group). Its stages, in order:
+    /// 1. schedule (`schedule`): which rules select the file, in which phase and step;
+    /// 2. prefilter (`crate::prefilter`): one literal scan of the text;
+    /// 3. parse (`candidates`, `parsed`): nothing, the candidate statements, or the whole file;
+    /// 4. run (`run`): per phase and step, find (`find`, `scope`) → step: plan, apply
+    ///    (`step`) → verify: reparse and CPython check (`verify`);
+    /// 5. fixed point (`verify`): the rules run again on the output change nothing;
+    /// 6. outcome (`outcome`): the survey, turned into a report by `patch`.
+    ///
+    /// A survey of candidate statements that found a failure or a miss is made again on the
+    /// whole file, whose parse gives the diagnostics the file's full context.
     fn survey_excluding(
         &self,
         target: Target<'_>,
@@ -250,77 +259,32 @@ impl<'r> Engine<'r> {
     ) -> Result<Survey, PatchError> {
         let schedule = Schedule::new(self, target.path, excluded);
         if schedule.is_empty() {
-            // No rule looks at this file: it is not even parsed.
+            // No rule looks at this file: it is not even read further.
             return Ok(Survey::untouched(target.source, Vec::new()));
         }
-        // One literal scan serves the can-match test, the statement regions and the anchors
-        // of the first planning step.
         let hits = self
             .prefilter
             .then(|| self.rules.prefilter.scan(target.source));
-        if let Some(hits) = &hits {
-            if !self.needs_parse(&schedule, target, hits) {
-                let reports = self.unmatched_reports(&schedule, target.source);
+        let regions = match candidates::choose(self, &schedule, target, hits.as_ref()) {
+            ParseChoice::Untouched(reports) => {
                 return Ok(Survey::untouched(target.source, reports));
             }
-            if let Some(survey) = self.survey_regions(&schedule, target, hits) {
+            ParseChoice::Regions(regions) => Parsed::regions(target.source, regions),
+            ParseChoice::Whole => None,
+        };
+        if let Some(parsed) = regions {
+            let survey = self.run_to_fixed_point(&schedule, target, parsed, hits.as_ref());
+            if survey.errors.is_empty() && survey.misses.is_empty() {
                 return Ok(survey);
             }
         }
-        let tree = parse_target(target)?;
-        Ok(self.survey_parsed(&schedule, target, Parsed::whole(tree), hits.as_ref()))
-    }
-
-    /// Surveys a file from a parse of only the statements that could hold a match, where every
-    /// active rule is statement-local (see `CompiledRule::locator`). `None` sends the file to a
-    /// whole parse: a rule that is not local, a region that does not parse cleanly, or any
-    /// failure or miss, which a whole parse describes with the file's full context.
-    fn survey_regions(
-        &self,
-        schedule: &Schedule<'_>,
-        target: Target<'_>,
-        hits: &Hits,
-    ) -> Option<Survey> {
-        let regions = self.candidate_statements(schedule, target, hits)?;
-        let tree = python::parse_regions(target.source, &regions)?;
-        let parsed = Parsed {
-            tree,
-            regions: Some(regions),
-        };
-        let survey = self.survey_parsed(schedule, target, parsed, Some(hits));
-        (survey.errors.is_empty() && survey.misses.is_empty()).then_some(survey)
-    }
-
-    /// The statements of `target` that could hold a match of a rule that runs on it, when
-    /// every such rule is statement-local.
-    fn candidate_statements(
-        &self,
-        schedule: &Schedule<'_>,
-        target: Target<'_>,
-        hits: &Hits,
-    ) -> Option<Vec<Range<usize>>> {
-        let mut anchored = Vec::new();
-        let mut lines_assign = Vec::new();
-        let mut assignments = Vec::new();
-        for id in schedule.open() {
-            match self.rules.rule(id).locator? {
-                Locator::Anchor { assignment } => {
-                    anchored.push(id.0);
-                    lines_assign.push(assignment);
-                }
-                Locator::Assignment { shape } => assignments.push(shape),
-            }
-        }
-        let mut anchors = self.rules.prefilter.anchors(hits, &anchored)?;
-        for (anchor, assignment) in anchors.iter_mut().zip(lines_assign) {
-            anchor.assignment = assignment;
-        }
-        crate::python::regions::statement_regions(target.source, &anchors, &assignments)
+        let parsed = Parsed::whole(parse_target(target)?);
+        Ok(self.run_to_fixed_point(&schedule, target, parsed, hits.as_ref()))
     }
 
     /// Runs the rules on a parsed file, then checks that running them on their own output
     /// changes nothing.
-    fn survey_parsed(
+    fn run_to_fixed_point(
         &self,
         schedule: &Schedule<'_>,
         target: Target<'_>,
@@ -330,128 +294,11 @@ impl<'r> Engine<'r> {
         let text = target.source.to_string();
         let (mut survey, output_tree) = self.run(schedule, target.path, text, hits, parsed, true);
         if survey.output != target.source && survey.errors.is_empty() {
-            verify::check_fixed_point(self, schedule, target.path, &mut survey, output_tree);
+            let output = survey.output.clone();
+            let (again, _) = self.run(schedule, target.path, output, None, output_tree, false);
+            verify::check_fixed_point(target.path, &mut survey, &again);
         }
         survey
-    }
-
-    /// Whether any rule could match `target` (by the prefilter), or needs the parse to report
-    /// that it did not.
-    fn needs_parse(&self, schedule: &Schedule<'_>, target: Target<'_>, hits: &Hits) -> bool {
-        let possible = self.rules.prefilter.possible(hits);
-        schedule.open().any(|id| {
-            let rule = self.rules.rule(id);
-            // Structural probes decide between inactive and no-match only on the tree.
-            let structural = rule.when_has.is_some() || rule.when_lacks.is_some();
-            probe(rule, target.source, None).is_ok()
-                && (possible[id.0] || structural || rule.rule.expect.is_some_and(|e| e.min > 0))
-        })
-    }
-
-    /// The reports of a file no rule can match: what `run` would say, without parsing.
-    fn unmatched_reports(&self, schedule: &Schedule<'_>, text: &str) -> Vec<RuleReport> {
-        schedule
-            .order
-            .iter()
-            .map(|(id, gate)| {
-                let reason = inactive_reason(self.rules.rule(*id), gate, text, None);
-                let status = match (reason.is_some(), gate) {
-                    (false, _) => RuleStatus::NoMatch,
-                    (true, Gate::Retired { .. }) => RuleStatus::Retired,
-                    (true, _) => RuleStatus::Inactive,
-                };
-                self.bare_report(*id, status, reason)
-            })
-            .collect()
-    }
-
-    /// The report of a rule that found nothing to look at.
-    fn bare_report(&self, id: RuleId, status: RuleStatus, reason: Option<String>) -> RuleReport {
-        let rule = self.rules.rule(id);
-        RuleReport {
-            rule: rule.id().to_string(),
-            index: id,
-            phase: rule.rule.phase,
-            step: rule.step,
-            status,
-            reason,
-            matches: Vec::new(),
-        }
-    }
-
-    /// Runs every phase; returns the survey and the tree of its output text.
-    fn run(
-        &self,
-        schedule: &Schedule<'_>,
-        path: &str,
-        mut text: String,
-        mut hits: Option<&Hits>,
-        mut parsed: Parsed,
-        check_expect: bool,
-    ) -> (Survey, Parsed) {
-        let mut survey = Survey::default();
-        for phase in &schedule.phases {
-            // Rules that run `after` others see their output: one parse per step. Each step's
-            // gates and `when` probes are read on the text that step sees, so a probe may
-            // test for what an earlier step wrote.
-            let last_step = phase
-                .selected
-                .iter()
-                .map(|(id, _)| self.rules.rule(*id).step)
-                .max();
-            for step in 0..=last_step.unwrap_or(0) {
-                let mut group: Vec<RuleId> = Vec::new();
-                for (id, gate) in &phase.selected {
-                    if self.rules.rule(*id).step != step {
-                        continue;
-                    }
-                    let root = Some(parsed.tree.root_node());
-                    match inactive_reason(self.rules.rule(*id), gate, &text, root) {
-                        None => group.push(*id),
-                        Some(reason) => {
-                            let status = match gate {
-                                Gate::Retired { .. } => RuleStatus::Retired,
-                                _ => RuleStatus::Inactive,
-                            };
-                            survey
-                                .rules
-                                .push(self.bare_report(*id, status, Some(reason)));
-                        }
-                    }
-                }
-                if group.is_empty() {
-                    continue;
-                }
-                let outcome = self.step(&StepInput {
-                    path,
-                    text: &text,
-                    hits,
-                    parsed: &parsed,
-                    phase: phase.phase,
-                    active: &group,
-                    check_expect,
-                    only_step: schedule.single_step,
-                });
-                survey.rules.extend(outcome.reports);
-                survey.errors.extend(outcome.errors);
-                survey.misses.extend(outcome.misses);
-                if let Some((next, next_parsed)) = outcome.next {
-                    text = next;
-                    parsed = next_parsed;
-                    // The scan was of the text as read.
-                    hits = None;
-                }
-            }
-        }
-        // Reports in the schedule's order, as a file that is never parsed lists them.
-        // (A rank per rule, computed once: a search per comparison was quadratic in the pack.)
-        let mut rank = vec![usize::MAX; self.rules.rules.len()];
-        for (at, (id, _)) in schedule.order.iter().enumerate() {
-            rank[id.0] = at;
-        }
-        survey.rules.sort_by_key(|r| rank[r.index.0]);
-        survey.output = text;
-        (survey, parsed)
     }
 }
 

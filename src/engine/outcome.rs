@@ -3,7 +3,7 @@
 use std::ops::Range;
 
 use super::PatchError;
-use crate::compile::RuleId;
+use crate::compile::{CompiledRule, RuleId};
 use crate::edit::Edit;
 use crate::pattern::matcher::Bindings;
 use crate::rules::model::Phase;
@@ -115,6 +115,26 @@ pub struct RuleReport {
     pub reason: Option<String>,
     /// Its matches.
     pub matches: Vec<MatchReport>,
+}
+
+impl RuleReport {
+    /// The report of `rule` (at `index`) with no matches: inactive, retired, or not yet run.
+    pub(crate) fn bare(
+        rule: &CompiledRule,
+        index: RuleId,
+        status: RuleStatus,
+        reason: Option<String>,
+    ) -> Self {
+        RuleReport {
+            rule: rule.id().to_string(),
+            index,
+            phase: rule.rule.phase,
+            step: rule.step,
+            status,
+            reason,
+            matches: Vec::new(),
+        }
+    }
 }
 
 impl serde::Serialize for Phase {

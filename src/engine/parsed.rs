@@ -27,6 +27,15 @@ impl Parsed {
         }
     }
 
+    /// A parse of the statements at `regions` alone; `None` where they do not parse cleanly.
+    pub fn regions(text: &str, regions: Vec<Range<usize>>) -> Option<Self> {
+        let tree = python::parse_regions(text, &regions)?;
+        Some(Parsed {
+            tree,
+            regions: Some(regions),
+        })
+    }
+
     /// Of this region parse, the regions `edits` (ordered, in old-text offsets, within the
     /// regions) changed, moved to `new_text`'s offsets and parsed alone; a whole parse where
     /// they do not parse cleanly.

@@ -11,8 +11,6 @@ use crate::versions::Gate;
 /// The rules of one phase that select a file.
 #[derive(Debug)]
 pub(crate) struct PhaseRules<'r> {
-    /// The phase.
-    pub phase: Phase,
     /// Its rules that select the file, in load order, with their version gates.
     pub selected: Vec<(RuleId, Gate<'r>)>,
 }
@@ -37,7 +35,6 @@ impl<'r> Schedule<'r> {
             .into_iter()
             .filter(|&phase| engine.phase.is_none_or(|p| p == phase))
             .map(|phase| PhaseRules {
-                phase,
                 selected: engine
                     .rules
                     .rules

@@ -11,7 +11,7 @@ use crate::compile::{CompiledRule, RuleId};
 use crate::edit::{self, Edit, PlannedEdit};
 use crate::pattern::matcher::{Bindings, Matcher};
 use crate::prefilter::Hits;
-use crate::rules::model::{Expect, Phase, Policy};
+use crate::rules::model::{Expect, Policy};
 use crate::source::{SourceFile, span};
 
 /// What one step runs on.
@@ -24,8 +24,6 @@ pub(crate) struct StepInput<'a> {
     pub hits: Option<&'a Hits>,
     /// Its tree.
     pub parsed: &'a Parsed,
-    /// The phase.
-    pub phase: Phase,
     /// The rules of this step, sorted.
     pub active: &'a [RuleId],
     /// Whether `expect` counts are checked (not on the fixed-point re-run).
@@ -58,17 +56,9 @@ struct RulePlan {
 
 impl RulePlan {
     /// The plan of a rule that has found nothing yet.
-    fn new(rule: &CompiledRule, id: RuleId, phase: Phase) -> Self {
+    fn new(rule: &CompiledRule, id: RuleId) -> Self {
         Self {
-            report: RuleReport {
-                rule: rule.id().to_string(),
-                index: id,
-                phase,
-                step: rule.step,
-                status: RuleStatus::NoMatch,
-                reason: None,
-                matches: Vec::new(),
-            },
+            report: RuleReport::bare(rule, id, RuleStatus::NoMatch, None),
             edits: Vec::new(),
             error: None,
             misses: Vec::new(),
@@ -125,14 +115,41 @@ impl Engine<'_> {
         if planned.is_empty() {
             return out;
         }
-        match verify::apply_and_reparse(self, input, &planned) {
+        let regions_only = input.only_step && input.parsed.regions.is_some();
+        match verify::apply_and_reparse(input.text, input.parsed, regions_only, &planned) {
             Ok(next) => out.next = Some(next),
-            Err((rules, error)) => {
+            Err(rejected) => {
+                let (rules, error) = self.unparseable(input.path, &planned, rejected);
                 mark_failed(&mut out.reports, &rules);
                 out.errors.push((rules, error));
             }
         }
         out
+    }
+
+    /// The failure of a step whose result does not parse, naming every rule whose edits went
+    /// in.
+    fn unparseable(
+        &self,
+        path: &str,
+        planned: &[PlannedEdit],
+        rejected: verify::Rejected,
+    ) -> (Vec<RuleId>, PatchError) {
+        let mut rules: Vec<RuleId> = planned.iter().map(|p| RuleId(p.rule)).collect();
+        rules.sort_unstable();
+        rules.dedup();
+        let names: Vec<String> = rules
+            .iter()
+            .map(|&r| format!("`{}`", self.rules.rule(r).id()))
+            .collect();
+        let error = PatchError::UnparseableResult {
+            path: path.to_string(),
+            reason: rejected.reason,
+            rules: names.join(", "),
+            at: span(rejected.at),
+            src: SourceFile::new(path, rejected.output).named_source(),
+        };
+        (rules, error)
     }
 
     /// Checks one rule's match count and plans its edits at each unguarded match.
@@ -146,7 +163,7 @@ impl Engine<'_> {
     ) -> RulePlan {
         let rule = self.rules.rule(id);
         let file = || SourceFile::new(input.path, input.text);
-        let mut plan = RulePlan::new(rule, id, input.phase);
+        let mut plan = RulePlan::new(rule, id);
         let mut failed = false;
         if input.check_expect
             && self.counts_expect(rule)

@@ -1,30 +1,39 @@
 //! Checks of a step's result before anything is kept: the patched text parses, and running the
 //! rules on their own output changes nothing.
 
-use super::outcome::{RuleStatus, Survey};
-use super::parsed::{Parsed, error_span};
-use super::schedule::Schedule;
-use super::step::StepInput;
-use super::{Engine, PatchError};
-use crate::compile::RuleId;
 use std::ops::Range;
 
+use super::PatchError;
+use super::outcome::{RuleStatus, Survey};
+use super::parsed::{Parsed, error_span};
 use crate::edit::{self, PlannedEdit};
 use crate::python::{cpython, describe_syntax_error, first_syntax_error};
 use crate::source::{SourceFile, span};
 
-/// Applies a step's ordered edits and parses the result; a result with a syntax error is
-/// refused, naming every rule whose edits went in.
+/// A result that does not parse: why, where, and the text.
+pub(crate) struct Rejected {
+    /// What tree-sitter or CPython says is wrong.
+    pub reason: String,
+    /// Where, in `output`.
+    pub at: Range<usize>,
+    /// The result.
+    pub output: String,
+}
+
+/// Applies ordered `planned` edits to `text` (parsed as `parsed`) and parses the result: only
+/// the edited regions where `regions_only` (nothing plans on it again), else the whole tree,
+/// incrementally. A result that tree-sitter or CPython's grammar rejects is refused.
 pub(crate) fn apply_and_reparse(
-    engine: &Engine<'_>,
-    input: &StepInput<'_>,
+    text: &str,
+    parsed: &Parsed,
+    regions_only: bool,
     planned: &[PlannedEdit],
-) -> Result<(String, Parsed), (Vec<RuleId>, PatchError)> {
-    let output = edit::apply(input.text, planned);
-    let reparsed = if input.only_step && input.parsed.regions.is_some() {
-        input.parsed.edited_regions(&output, planned)
+) -> Result<(String, Parsed), Rejected> {
+    let output = edit::apply(text, planned);
+    let reparsed = if regions_only {
+        parsed.edited_regions(&output, planned)
     } else {
-        input.parsed.reparse(input.text, planned, &output)
+        parsed.reparse(text, planned, &output)
     };
     // tree-sitter first (it pins down what it cannot read), then CPython's own grammar, which
     // rejects some code tree-sitter accepts.
@@ -33,47 +42,17 @@ pub(crate) fn apply_and_reparse(
             describe_syntax_error(error, &output),
             error_span(error, &output),
         ),
-        None => match cpython_error(input, planned, &output, &reparsed) {
+        None => match cpython_error(text, planned, &output, &reparsed) {
             None => return Ok((output, reparsed)),
             Some(e) => (format!("CPython rejects it: {}", e.message), e.range),
         },
     };
-    let mut rules: Vec<RuleId> = planned.iter().map(|p| RuleId(p.rule)).collect();
-    rules.sort_unstable();
-    rules.dedup();
-    let names: Vec<String> = rules
-        .iter()
-        .map(|&r| format!("`{}`", engine.rules.rule(r).id()))
-        .collect();
-    let error = PatchError::UnparseableResult {
-        path: input.path.to_string(),
-        reason,
-        rules: names.join(", "),
-        at: span(at),
-        src: SourceFile::new(input.path, output.clone()).named_source(),
-    };
-    Err((rules, error))
+    Err(Rejected { reason, at, output })
 }
 
-/// Records a failure when running the rules on `survey`'s output (parsed as `output_tree`)
-/// would edit it again: a patch must be a fixed point.
-pub(crate) fn check_fixed_point(
-    engine: &Engine<'_>,
-    schedule: &Schedule<'_>,
-    path: &str,
-    survey: &mut Survey,
-    output_tree: Parsed,
-) {
-    let again = engine
-        .run(
-            schedule,
-            path,
-            survey.output.clone(),
-            None,
-            output_tree,
-            false,
-        )
-        .0;
+/// Records a failure in `survey` when `again`, the rules run on its output, edited anything:
+/// a patch must be a fixed point.
+pub(crate) fn check_fixed_point(path: &str, survey: &mut Survey, again: &Survey) {
     let Some(report) = again.rules.iter().find(|r| r.status == RuleStatus::Applied) else {
         return;
     };
@@ -96,9 +75,9 @@ pub(crate) fn check_fixed_point(
 /// The first error CPython would report in `output` that the step's input did not have. Only
 /// the statements the edits touched are parsed (the top-level statements of a whole parse, the
 /// edited regions of a region parse); the whole texts are compared only when one of those
-/// has an error, to tell a new error from one the file already had.
+/// has an error, to tell a new error from one `text`, the input, already had.
 fn cpython_error(
-    input: &StepInput<'_>,
+    text: &str,
     planned: &[PlannedEdit],
     output: &str,
     reparsed: &Parsed,
@@ -141,5 +120,5 @@ fn cpython_error(
     if clean && cpython::tab_error(output).is_none() {
         return None;
     }
-    cpython::new_error(input.text, output)
+    cpython::new_error(text, output)
 }
