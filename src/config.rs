@@ -82,6 +82,51 @@ pub struct Config {
     pub site_packages: Option<PathBuf>,
     /// Target paths left out of folder walks.
     pub exclude: Option<Exclude>,
+    /// A configuration file discovery found but did not read: another user owns it (or its
+    /// folder), as git's `safe.directory` rule refuses such a repository.
+    pub untrusted: Option<Untrusted>,
+}
+
+/// A configuration file passed over because someone else owns it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Untrusted {
+    /// The file.
+    pub file: PathBuf,
+    /// Its owner (of the file, or of its folder where that is the foreign one).
+    pub owner: u32,
+}
+
+/// The environment variable listing folders (separated like `PATH`) whose configuration is
+/// read whoever owns it; `*` trusts every folder.
+pub const SAFE_DIRECTORIES: &str = "REGRAFT_SAFE_DIRECTORIES";
+
+/// The owner of `file` or of its folder, where that is not the current user: configuration
+/// names rule files and a site-packages folder whose code regraft reads and the runtime runs,
+/// so it is taken only from the user's own files (or folders trusted in `SAFE_DIRECTORIES`).
+#[cfg(unix)]
+fn foreign_owner(file: &Path, dir: &Path) -> Option<u32> {
+    use std::os::unix::fs::MetadataExt;
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let me = unsafe { libc::geteuid() };
+    let trusted = std::env::var_os(SAFE_DIRECTORIES).is_some_and(|list| {
+        std::env::split_paths(&list).any(|p| {
+            p.as_os_str() == "*"
+                || std::fs::canonicalize(&p).ok() == std::fs::canonicalize(dir).ok()
+        })
+    });
+    if trusted {
+        return None;
+    }
+    [file, dir]
+        .iter()
+        .filter_map(|p| std::fs::metadata(p).ok())
+        .map(|m| m.uid())
+        .find(|&uid| uid != me)
+}
+
+#[cfg(not(unix))]
+fn foreign_owner(_file: &Path, _dir: &Path) -> Option<u32> {
+    None
 }
 
 /// Globs of target paths that folder walks leave out, relative to a folder.
@@ -108,22 +153,44 @@ impl Exclude {
 impl Config {
     /// The configuration that applies in `start`: the nearest `regraft.toml`, or
     /// `pyproject.toml` with a `[tool.regraft]` table, in `start` or a folder above it. A
-    /// `pyproject.toml` without that table is passed over, as ruff does.
+    /// `pyproject.toml` without that table is passed over, as ruff does. The first file found
+    /// that another user owns (or whose folder another user owns) ends the search with no
+    /// configuration, and is named in `untrusted`, unless its folder is in
+    /// `SAFE_DIRECTORIES`.
     pub fn discover(start: &Path) -> Result<Config, ConfigError> {
         // A file below the working directory is named as the user would name it.
         let shown = |file: PathBuf| crate::source::named_from_here(&file);
         for dir in start.ancestors() {
             let file = dir.join(CONFIG_FILE);
-            if file.is_file() {
-                return Config::load(&shown(file));
-            }
             let pyproject = dir.join("pyproject.toml");
-            if pyproject.is_file() {
-                let (raw, _) = read(&pyproject)?;
-                if raw.is_some() {
-                    return Config::load(&shown(pyproject));
+            let found = if file.is_file() {
+                file
+            } else if pyproject.is_file() {
+                // Another user's broken pyproject.toml is passed over, not an error of ours.
+                let foreign = foreign_owner(&pyproject, dir).is_some();
+                let has_table = match read(&pyproject) {
+                    Ok((raw, _)) => raw.is_some(),
+                    Err(_) if foreign => false,
+                    Err(e) => return Err(e),
+                };
+                if !has_table {
+                    continue;
                 }
+                pyproject
+            } else {
+                continue;
+            };
+            if let Some(owner) = foreign_owner(&found, dir) {
+                let untrusted = Some(Untrusted {
+                    file: shown(found),
+                    owner,
+                });
+                return Ok(Config {
+                    untrusted,
+                    ..Config::default()
+                });
             }
+            return Config::load(&shown(found));
         }
         Ok(Config::default())
     }
@@ -154,6 +221,7 @@ impl Config {
             with: raw.with.unwrap_or_default(),
             site_packages: raw.site_packages.as_deref().map(resolve),
             exclude,
+            untrusted: None,
         })
     }
 }

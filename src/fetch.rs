@@ -43,6 +43,20 @@ pub enum FetchError {
         /// The cache folder.
         cache: String,
     },
+    /// A cached release's files are not what was fetched: edited, added or removed since.
+    #[error("the cached release {release} was changed after it was fetched: {detail}")]
+    #[diagnostic(
+        code(regraft::fetch::tampered),
+        help("remove {folder} to fetch the release again")
+    )]
+    Tampered {
+        /// `package==version`.
+        release: String,
+        /// Which file and how.
+        detail: String,
+        /// The release's cache folder.
+        folder: String,
+    },
     /// No release matches.
     #[error("no release of {package} matches `{selection}` (the index has {available})")]
     #[diagnostic(code(regraft::fetch::none))]
@@ -216,11 +230,21 @@ impl Fetcher {
 
     /// The folder holding release `version`'s sources (`<cache>/<pkg>-<version>/`, with the
     /// package's folders inside), downloaded and unpacked the first time.
+    /// A release found in the cache is checked against the hashes recorded when it was
+    /// fetched, and refused if any file was edited, added or removed; one cached before hashes
+    /// were recorded is fetched again.
     pub fn tree(&self, package: &str, version: &Version) -> Result<PathBuf, FetchError> {
         let dest = self.cache.join(format!("{package}-{version}"));
-        if dest.join(".complete").is_file() {
+        let manifest = dest.join(MANIFEST);
+        if manifest.is_file() {
+            verify_release(&dest, &manifest).map_err(|detail| FetchError::Tampered {
+                release: format!("{package}=={version}"),
+                detail,
+                folder: dest.display().to_string(),
+            })?;
             return Ok(dest);
         }
+        let _ = std::fs::remove_dir_all(&dest);
         let scratch = self.cache.join(format!(".download-{package}-{version}"));
         let _ = std::fs::remove_dir_all(&scratch);
         let what = format!("fetching {package}=={version}");
@@ -249,18 +273,66 @@ impl Fetcher {
     }
 }
 
-/// Unpacks the `.py` files of the one wheel in argv[1] into argv[2], then marks it complete.
+/// The file of a cached release that lists each of its files with its sha256, written last:
+/// its presence marks the release complete.
+const MANIFEST: &str = ".complete-sha256";
+
+/// Checks every file of the release in `dest` against `manifest` (`HEX  PATH` lines), and that
+/// no file was added; `Err` says what differs.
+fn verify_release(dest: &Path, manifest: &Path) -> Result<(), String> {
+    use sha2::{Digest, Sha256};
+    let listed = std::fs::read_to_string(manifest).map_err(|e| format!("{MANIFEST}: {e}"))?;
+    let mut names = std::collections::HashSet::new();
+    for line in listed.lines() {
+        let (hash, name) = line
+            .split_once("  ")
+            .ok_or_else(|| format!("{MANIFEST}: a line is not `HASH  PATH`"))?;
+        let bytes = std::fs::read(dest.join(name)).map_err(|e| format!("{name}: {e}"))?;
+        let actual = format!("{:x}", Sha256::digest(&bytes));
+        if actual != hash {
+            return Err(format!("{name} does not have the content fetched"));
+        }
+        names.insert(name.to_string());
+    }
+    let mut stack = vec![dest.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir)
+            .map_err(|e| e.to_string())?
+            .flatten()
+        {
+            let path = entry.path();
+            if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                stack.push(path);
+                continue;
+            }
+            let relative = path.strip_prefix(dest).unwrap_or(&path);
+            let name = relative.to_string_lossy().replace('\\', "/");
+            if name != MANIFEST && !names.contains(&name) {
+                return Err(format!("{name} was not in the release"));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Unpacks the `.py` files of the one wheel in argv[1] into argv[2], then writes the manifest
+/// of their hashes, which marks the release complete.
 const UNPACK: &str = r#"
-import os, sys, zipfile
+import hashlib, os, sys, zipfile
 src, dest = sys.argv[1], sys.argv[2]
 wheels = [f for f in os.listdir(src) if f.endswith(".whl")]
 if len(wheels) != 1:
     sys.exit("expected one wheel, found %d" % len(wheels))
+lines = []
 with zipfile.ZipFile(os.path.join(src, wheels[0])) as z:
     for name in z.namelist():
         if name.endswith(".py") and ".dist-info/" not in name and not name.startswith("/") and ".." not in name.split("/"):
             z.extract(name, dest)
-open(os.path.join(dest, ".complete"), "w").close()
+            lines.append("%s  %s\n" % (hashlib.sha256(z.read(name)).hexdigest(), name))
+tmp = os.path.join(dest, ".manifest.tmp")
+with open(tmp, "w") as f:
+    f.writelines(sorted(lines))
+os.replace(tmp, os.path.join(dest, ".complete-sha256"))
 "#;
 
 #[cfg(test)]

@@ -150,3 +150,45 @@ fn a_wrong_key_or_value_is_a_diagnostic_at_its_place() {
         text(&out.stderr)
     );
 }
+
+/// Git's `safe.directory` rule: a configuration another user owns names rule files and a
+/// site-packages folder, so discovery passes it over (with a warning) unless trusted.
+#[cfg(unix)]
+#[test]
+fn a_configuration_another_user_owns_is_ignored_unless_trusted() {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        return; // giving a file to another user needs root
+    }
+    let dir = project("regraft.toml", CONFIG);
+    std::os::unix::fs::chown(dir.path().join("regraft.toml"), Some(4242), Some(4242)).unwrap();
+    let pkg = dir.path().join("pkg");
+    let (code, _, stderr) = check(&pkg, &["."]);
+    assert_eq!(code, Some(2), "no configuration, so no rules: {stderr}");
+    assert!(
+        stderr.contains("regraft.toml: it is owned by uid 4242, not by you"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("REGRAFT_SAFE_DIRECTORIES="), "{stderr}");
+    // Trusted by folder (or `*`), it is read as before.
+    for trust in [dir.path().to_str().unwrap(), "*"] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_regraft"))
+            .args(["apply", "--check", "."])
+            .env("REGRAFT_SAFE_DIRECTORIES", trust)
+            .current_dir(&pkg)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+        assert!(text(&out.stderr).contains("would patch a.py"));
+    }
+    // Another user's folder makes its files foreign too, and a pyproject.toml with a broken
+    // table of someone else's is no error of ours.
+    let other = project("pyproject.toml", "[tool.regraft\n");
+    std::os::unix::fs::chown(other.path(), Some(4242), Some(4242)).unwrap();
+    let (code, _, stderr) = check(&other.path().join("pkg"), &["."]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(!stderr.contains("pyproject"), "{stderr}");
+    fs::write(other.path().join("regraft.toml"), CONFIG).unwrap();
+    let (_, _, stderr) = check(&other.path().join("pkg"), &["."]);
+    assert!(stderr.contains("owned by uid 4242"), "{stderr}");
+}

@@ -167,3 +167,51 @@ fn fetching_without_pip_or_releases_fails_clearly() {
     );
     assert!(stderr.contains("cache"), "{stderr}");
 }
+
+/// A diagnostic's words on one line: it wraps long lines behind a `│`.
+fn flat(stderr: &str) -> String {
+    let words = stderr.replace('│', " ");
+    words.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+#[test]
+fn an_edited_cached_release_is_detected_at_use() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::create_dir(dir.path().join("wheels")).unwrap();
+    wheels(&dir.path().join("wheels"));
+    fs::write(dir.path().join("r.yaml"), RULE).unwrap();
+    let args = ["matrix", "-r", "r.yaml", "--fetch", "demo==1.0.0"];
+    let out = regraft_offline(&args, dir.path());
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let release = dir.path().join("cache/demo-1.0.0");
+    let manifest = fs::read_to_string(release.join(".complete-sha256")).unwrap();
+    assert_eq!(manifest.lines().count(), 2, "{manifest}");
+    // Unchanged, the cache is used as it is.
+    let out = regraft_offline(&args, dir.path());
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    // An edited file, then an added one: each refused, naming the file.
+    let core = release.join("demo/core.py");
+    let original = fs::read_to_string(&core).unwrap();
+    fs::write(&core, original.replace("return x", "return x  # planted")).unwrap();
+    let out = regraft_offline(&args, dir.path());
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    let words = flat(&stderr);
+    assert!(
+        words.contains("the cached release demo==1.0.0 was changed after it was fetched: demo/core.py does not have the content fetched"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("to fetch the release again"), "{stderr}");
+    fs::write(&core, original).unwrap();
+    fs::write(release.join("demo/extra.py"), "x = 1\n").unwrap();
+    let out = regraft_offline(&args, dir.path());
+    assert!(
+        flat(&text(&out.stderr)).contains("demo/extra.py was not in the release"),
+        "{}",
+        text(&out.stderr)
+    );
+    // Removed, the release is fetched again.
+    fs::remove_dir_all(&release).unwrap();
+    let out = regraft_offline(&args, dir.path());
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+}

@@ -24,6 +24,7 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
+from . import _cache
 from ._native import RegraftError
 
 _MISSING = object()
@@ -398,6 +399,7 @@ class Hook(importlib.abc.MetaPathFinder):
         self.phase = phase
         self.versions = versions
         self.cache = cache
+        self._cache = _cache.Cache(cache) if cache else None
         self.on_error = on_error
         self.hits = 0
         self.misses = 0
@@ -414,35 +416,37 @@ class Hook(importlib.abc.MetaPathFinder):
         spec.loader = _Loader(fullname, spec.origin, self)
         return spec
 
-    def _key(self, source: str, versions: Mapping[str, str]) -> str:
-        digest = hashlib.sha256()
-        for part in (source, self.rules.fingerprint, repr(sorted(versions.items())), self.phase or ""):
-            digest.update(part.encode())
-            digest.update(b"\0")
-        return digest.hexdigest()
-
     def patched_source(self, fullname: str, path: str, source: str) -> str:
         versions = self.versions
         if versions is None:
             from . import installed_versions
 
             versions = installed_versions(self.rules.packages)
-        cached = None
-        if self.cache:
-            cached = os.path.join(self.cache, self._key(source, versions) + ".py")
-            if os.path.isfile(cached):
+        key = None
+        if self._cache is not None:
+            from . import __version__
+
+            key = self._cache.key([source, path, fullname, self.rules.fingerprint,
+                                   repr(sorted(versions.items())), self.phase or "",
+                                   self.on_error, __version__])
+            found = self._cache.read(key)
+            if found is not None:
                 self.hits += 1
-                with open(cached, encoding="utf-8") as f:
-                    return f.read()
+                text, drift = found
+                # Drift warned about when the entry was made is warned about on every start.
+                for message in drift:
+                    warnings.warn(message, RuntimeWarning, stacklevel=2)
+                return text
         self.misses += 1
-        patched = self.rules.apply(source, filename=path, versions=versions, phase=self.phase,
-                                   on_error=self.on_error)
-        if cached:
-            os.makedirs(self.cache, exist_ok=True)
-            tmp = f"{cached}.{os.getpid()}.tmp"
-            with open(tmp, "w", encoding="utf-8") as f:
-                f.write(patched)
-            os.replace(tmp, cached)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            patched = self.rules.apply(source, filename=path, versions=versions, phase=self.phase,
+                                       on_error=self.on_error)
+        drift = [str(w.message) for w in caught if issubclass(w.category, RuntimeWarning)]
+        for w in caught:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        if key is not None:
+            self._cache.write(key, patched, drift)
         return patched
 
 
@@ -451,7 +455,9 @@ def install(rules: Any, packages: Sequence[str] = ("transformers",), *, phase: O
             on_error: str = "raise") -> Hook:
     """Patches the modules of ``packages`` as they are imported (modules imported before keep
     their code: import them after this, or ``importlib.reload`` them). ``cache`` is a folder
-    for patched sources keyed by source × rules × versions, so a second start rewrites nothing.
+    for patched sources keyed by source × path × rules × versions, so a second start rewrites
+    nothing; it must belong to the current user and be writable by nobody else (else it is not
+    used, with a warning), and each entry is verified before it is run (see ``_cache``).
     Survives ``importlib.reload``; ``uninstall(hook)`` removes it."""
     hook = Hook(rules, packages, phase, versions, cache, on_error)
     sys.meta_path.insert(0, hook)

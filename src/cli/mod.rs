@@ -105,7 +105,23 @@ fn project_config(cli: &Cli) -> Result<Config, Error> {
     }
     Ok(match &cli.config {
         Some(file) => Config::load(file)?,
-        None => Config::discover(&std::env::current_dir().unwrap_or_default())?,
+        None => {
+            let config = Config::discover(&std::env::current_dir().unwrap_or_default())?;
+            if let Some(u) = &config.untrusted {
+                eprintln!(
+                    "warning: ignoring {}: it is owned by uid {}, not by you (set {}={} to trust \
+                     it, or pass --config)",
+                    u.file.display(),
+                    u.owner,
+                    crate::config::SAFE_DIRECTORIES,
+                    std::fs::canonicalize(&u.file)
+                        .ok()
+                        .and_then(|f| f.parent().map(|p| p.display().to_string()))
+                        .unwrap_or_else(|| ".".into()),
+                );
+            }
+            config
+        }
     })
 }
 
