@@ -128,14 +128,11 @@ fn lookup_failure(e: &LookupError, name: &str, at: Range<usize>, label: &str) ->
                 "the class defines no `{}`",
                 name.rsplit('.').next().unwrap_or(name)
             ),
-            "an inherited method is not guessed at: name the class that defines it",
+            "no class along its method resolution order defines it",
         ),
-        LookupError::DefinedAndImported { module } => (
-            format!(
-                "`{}` is both defined in this file and imported from `{module}`",
-                name.split('.').next().unwrap_or(name)
-            ),
-            "which one runs is decided when the module is imported: the engine does not guess",
+        LookupError::Refused { reason } => (
+            format!("`{name}` cannot be resolved exactly as Python would: {reason}"),
+            "the engine does not guess: name the class that defines it, or make the binding plain",
         ),
         LookupError::Ambiguous(n) => (
             format!(

@@ -4,10 +4,12 @@
 //! `explain` text — registered by one `register_action!` line in its own file.
 
 pub mod arglist;
+mod bindings;
 mod call;
 mod check;
 mod function;
 mod lookup;
+mod mro;
 mod positional;
 mod rename;
 mod resolve;

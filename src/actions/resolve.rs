@@ -1,37 +1,55 @@
-//! Finding the signature a rule names: in the patched file, through a class's bases, and
-//! through the file's `from … import` statements into the modules that define it — never a
-//! guess: what cannot be found is an error naming every place searched.
+//! Finding the signature a rule names as Python would find it when the code runs: the name's
+//! binding at the end of the module (the last one; every alternative of an `if`/`try`, which
+//! must agree), followed through `from … import` (star imports included) into the modules that
+//! define it, and a method through the class's bases in C3 order (see `mro`). What cannot be
+//! followed exactly is refused, naming why and every place searched — never a guess.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::rc::Rc;
 use std::sync::Arc;
 
 use tree_sitter::{Node, Tree};
 
-use super::signature::{LookupError, Signature, find_signature};
+use super::bindings::{Binding, live_bindings};
+use super::signature::{LookupError, Signature, read_function};
 use crate::modules::ModuleSource;
-use crate::python::{definition_name, significant_children};
 
-/// How many modules and bases one lookup may pass through: real chains are a few links long,
-/// and a cycle must end.
-const MAX_DEPTH: usize = 12;
+/// How many modules one lookup may pass through: real chains are a few links long, and a
+/// cycle must end.
+pub(super) const MAX_DEPTH: usize = 12;
 
 /// A module read for a lookup, kept parsed for the rest of the file's lookups.
 #[derive(Debug)]
-struct Loaded {
-    name: String,
-    text: Arc<str>,
-    tree: Tree,
+pub(super) struct Loaded {
+    pub name: String,
+    pub text: Arc<str>,
+    pub tree: Tree,
 }
 
 /// One module as a lookup sees it.
 #[derive(Clone, Copy)]
-struct View<'a> {
-    root: Node<'a>,
-    text: &'a str,
-    name: &'a str,
+pub(super) struct View<'a> {
+    pub root: Node<'a>,
+    pub text: &'a str,
+    pub name: &'a str,
     /// Whether this is the file being patched (whose signatures can be pointed at).
-    here: bool,
+    pub here: bool,
+}
+
+/// What a module-level name refers to.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) enum Target {
+    /// A class: the module it is defined in and where.
+    Class(ClassId),
+    /// A function, with its signature.
+    Function(Signature),
+}
+
+/// A class definition: its module's name and the definition's first byte there.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(super) struct ClassId {
+    pub module: String,
+    pub at: usize,
 }
 
 /// Signatures already looked up in one file, and where to search for those it lacks.
@@ -39,13 +57,16 @@ struct View<'a> {
 pub struct Signatures<'c> {
     cache: HashMap<String, Result<Signature, LookupError>>,
     context: Option<&'c str>,
-    /// The context's tree, parsed the first time the file lacks a signature.
-    context_tree: Option<Tree>,
     modules: Option<&'c dyn ModuleSource>,
     /// The patched file's path: what its relative imports are resolved against.
     path: &'c str,
+    /// Modules by (importer, import), and by their own names.
     loaded: HashMap<String, Result<Rc<Loaded>, String>>,
+    pub(super) by_name: HashMap<String, Rc<Loaded>>,
 }
+
+/// The name the signature context is known by in messages.
+const CONTEXT: &str = "the signature context";
 
 impl<'c> Signatures<'c> {
     /// A cache for the file at `path`; `context` is searched for names neither the file nor
@@ -58,10 +79,10 @@ impl<'c> Signatures<'c> {
         Self {
             cache: HashMap::new(),
             context,
-            context_tree: None,
             modules,
             path,
             loaded: HashMap::new(),
+            by_name: HashMap::new(),
         }
     }
 
@@ -74,10 +95,6 @@ impl<'c> Signatures<'c> {
         name: &str,
     ) -> &Result<Signature, LookupError> {
         if !self.cache.contains_key(name) {
-            let (class, function) = match name.split_once('.') {
-                Some((c, f)) => (Some(c), f),
-                None => (None, name),
-            };
             let here = View {
                 root,
                 text: source,
@@ -85,126 +102,209 @@ impl<'c> Signatures<'c> {
                 here: true,
             };
             let mut searched = Vec::new();
-            let mut visited = HashSet::new();
-            let found = self
-                .resolve(here, class, function, 0, &mut searched, &mut visited)
-                .or_else(|| self.in_context(name, &mut searched))
-                .unwrap_or(Err(LookupError::NotFound { searched }))
-                .map(|sig| Signature {
-                    name: name.to_string(),
-                    ..sig
+            let mut found = self.lookup(here, here, name, &mut searched);
+            if matches!(found, Err(LookupError::NotFound { .. }))
+                && let Some(context) = self.context
+            {
+                let loaded = self.by_name.entry(CONTEXT.to_string()).or_insert_with(|| {
+                    Rc::new(Loaded {
+                        name: CONTEXT.to_string(),
+                        text: context.into(),
+                        tree: crate::python::parse(context),
+                    })
                 });
+                let loaded = loaded.clone();
+                let there = View {
+                    root: loaded.tree.root_node(),
+                    text: &loaded.text,
+                    name: CONTEXT,
+                    here: false,
+                };
+                found = self.lookup(here, there, name, &mut searched);
+            }
+            let found = match found {
+                Err(LookupError::NotFound { .. }) => Err(LookupError::NotFound { searched }),
+                other => other,
+            }
+            .map(|sig| Signature {
+                name: name.to_string(),
+                ..sig
+            });
             self.cache.insert(name.to_string(), found);
         }
         &self.cache[name]
     }
 
-    fn in_context(
+    /// `name` looked up from module `m`.
+    fn lookup(
         &mut self,
+        here: View<'_>,
+        m: View<'_>,
         name: &str,
         searched: &mut Vec<String>,
-    ) -> Option<Result<Signature, LookupError>> {
-        let context = self.context?;
-        let tree = self
-            .context_tree
-            .get_or_insert_with(|| crate::python::parse(context));
-        match find_signature(tree.root_node(), context, name) {
-            Err(LookupError::NotFound { .. }) => {
-                searched.push("the signature context: not there".to_string());
-                None
+    ) -> Result<Signature, LookupError> {
+        let (class, function) = match name.split_once('.') {
+            Some((c, f)) => (Some(c), f),
+            None => (None, name),
+        };
+        let targets = self.resolve_name(here, m, class.unwrap_or(function), 0, searched)?;
+        let mut found: Vec<Signature> = Vec::new();
+        for target in targets {
+            let sig = match (target, class) {
+                (Target::Function(sig), None) => sig,
+                (Target::Class(id), Some(_)) => {
+                    self.method_in_mro(here, &id, function, searched)?
+                }
+                (Target::Class(_), None) => {
+                    return Err(refused(format!(
+                        "`{function}` names a class, not a function"
+                    )));
+                }
+                (Target::Function(_), Some(c)) => {
+                    return Err(refused(format!("`{c}` names a function, not a class")));
+                }
+            };
+            if found.iter().all(|f| f.params != sig.params) {
+                found.push(sig);
             }
-            found => Some(found.map(|sig| Signature { range: None, ..sig })),
+        }
+        match found.len() {
+            0 => Err(LookupError::NotFound {
+                searched: Vec::new(),
+            }),
+            1 => Ok(found.remove(0)),
+            n => Err(LookupError::Ambiguous(n)),
         }
     }
 
-    /// `class.function` (or `function`) in the module `m`, following bases and imports;
-    /// `None` (with `searched` told why) where it is not found.
-    fn resolve(
+    /// What the module-level name `name` of module `m` refers to once `m` has run: one target
+    /// per binding that may be live there (imports followed). Empty where a star import was
+    /// the only candidate and its module does not define the name.
+    pub(super) fn resolve_name(
         &mut self,
+        here: View<'_>,
         m: View<'_>,
-        class: Option<&str>,
-        function: &str,
+        name: &str,
         depth: usize,
         searched: &mut Vec<String>,
-        visited: &mut HashSet<(String, String)>,
-    ) -> Option<Result<Signature, LookupError>> {
-        let wanted = class.unwrap_or(function);
-        if depth > MAX_DEPTH || !visited.insert((m.name.to_string(), wanted.to_string())) {
-            return None;
+    ) -> Result<Vec<Target>, LookupError> {
+        if depth > MAX_DEPTH {
+            return Err(refused(format!(
+                "`{name}` is imported through more than {MAX_DEPTH} modules"
+            )));
         }
-        let full = match class {
-            Some(c) => format!("{c}.{function}"),
-            None => function.to_string(),
-        };
-        let found = find_signature(m.root, m.text, &full);
-        if found.is_ok() || found == Err(LookupError::NoMethod) {
-            // A definition the module may replace by an import is not the one that surely runs.
-            if let Some((module, _)) = imported(m.root, m.text, wanted) {
-                return Some(Err(LookupError::DefinedAndImported { module }));
+        let bindings = live_bindings(m.root, m.text, name);
+        let found_any = bindings.iter().any(|b| !matches!(b, Binding::Unbound));
+        if !found_any {
+            searched.push(format!("{}: no definition or import of `{name}`", m.name));
+            return Err(LookupError::NotFound {
+                searched: Vec::new(),
+            });
+        }
+        let mut targets = Vec::new();
+        for binding in bindings {
+            targets.extend(self.targets_of(here, m, name, binding, depth, searched)?);
+        }
+        Ok(targets)
+    }
+
+    /// What one binding of `name` in `m` refers to.
+    fn targets_of(
+        &mut self,
+        here: View<'_>,
+        m: View<'_>,
+        name: &str,
+        binding: Binding<'_>,
+        depth: usize,
+        searched: &mut Vec<String>,
+    ) -> Result<Vec<Target>, LookupError> {
+        let mut targets = Vec::new();
+        match binding {
+            Binding::Unbound => {}
+            Binding::Class(node) => targets.push(Target::Class(ClassId {
+                module: m.name.to_string(),
+                at: node.start_byte(),
+            })),
+            Binding::Function(def, outer) => {
+                let sig = read_function(def, outer, m.text, name, false)
+                    .map_err(|why| refused(format!("{}: {why}", m.name)))?;
+                let sig = if m.here {
+                    sig
+                } else {
+                    Signature { range: None, ..sig }
+                };
+                targets.push(Target::Function(sig));
             }
-        }
-        match found {
-            Ok(sig) if m.here => Some(Ok(sig)),
-            Ok(sig) => Some(Ok(Signature { range: None, ..sig })),
-            Err(LookupError::NoMethod) => {
-                let class = class.unwrap_or_default();
-                for base in class_bases(m.root, m.text, class) {
-                    let found = match base.rsplit_once('.') {
-                        // A base reached through a module attribute (`nn.Module`) is not
-                        // followed: its module is outside what an import names by class.
-                        Some(_) => {
-                            searched.push(format!("{}: base `{base}` not followed", m.name));
-                            None
-                        }
-                        None => {
-                            self.resolve(m, Some(&base), function, depth + 1, searched, visited)
-                        }
-                    };
-                    if found.is_some() {
-                        return found;
+            Binding::Import {
+                module_at,
+                original,
+                ..
+            } => {
+                let import: String = m.text[module_at.byte_range()].split_whitespace().collect();
+                let original = &m.text[original.byte_range()];
+                match self.follow(here, m, &import, original, depth, searched) {
+                    Ok(more) => targets.extend(more?),
+                    Err(why) => {
+                        searched.push(format!("{}: imports `{name}` from {why}", m.name));
+                        return Err(LookupError::NotFound {
+                            searched: Vec::new(),
+                        });
                     }
                 }
-                searched.push(format!(
-                    "{}: class `{class}` does not define `{function}`",
-                    m.name
-                ));
-                None
             }
-            Err(LookupError::NotFound { .. }) => {
-                let Some((module, original)) = imported(m.root, m.text, wanted) else {
-                    searched.push(format!("{}: no definition or import of `{wanted}`", m.name));
-                    return None;
-                };
-                let loaded = match self.load(m.name, &module) {
-                    Ok(loaded) => loaded,
-                    Err(why) => {
-                        searched.push(format!("{}: imports `{wanted}` from {why}", m.name));
-                        return None;
-                    }
-                };
-                let there = View {
-                    root: loaded.tree.root_node(),
-                    text: &loaded.text,
-                    name: &loaded.name,
-                    here: false,
-                };
-                let (class, function) = match class {
-                    Some(_) => (Some(original.as_str()), function),
-                    None => (None, original.as_str()),
-                };
-                self.resolve(there, class, function, depth + 1, searched, visited)
+            Binding::Star { module_at } => {
+                let import: String = m.text[module_at.byte_range()].split_whitespace().collect();
+                let more = self
+                    .follow(here, m, &import, name, depth, searched)
+                    .map_err(|why| {
+                        refused(format!(
+                            "{}: `from {import} import *` may bind `{name}`, and {why}",
+                            m.name
+                        ))
+                    })?;
+                match more {
+                    Ok(more) => targets.extend(more),
+                    // The star import does not bind it: what came before stays.
+                    Err(LookupError::NotFound { .. }) => {}
+                    Err(e) => return Err(e),
+                }
             }
-            Err(e) => Some(Err(e)),
+            Binding::Other(statement) => {
+                return Err(refused(rebound(m, name, statement)));
+            }
         }
+        Ok(targets)
+    }
+
+    /// `name` as module `import` (imported from `m`) binds it: `Err` where that module cannot
+    /// be read, with why.
+    fn follow(
+        &mut self,
+        here: View<'_>,
+        m: View<'_>,
+        import: &str,
+        name: &str,
+        depth: usize,
+        searched: &mut Vec<String>,
+    ) -> Result<Result<Vec<Target>, LookupError>, String> {
+        let loaded = self.load(here, m.name, import)?;
+        let there = view_of(&loaded);
+        Ok(self.resolve_name(here, there, name, depth + 1, searched))
     }
 
     /// The module `import` names in the file `importer`, parsed once per file.
-    fn load(&mut self, importer: &str, import: &str) -> Result<Rc<Loaded>, String> {
+    pub(super) fn load(
+        &mut self,
+        _here: View<'_>,
+        importer: &str,
+        import: &str,
+    ) -> Result<Rc<Loaded>, String> {
         let Some(modules) = self.modules else {
             return Err(format!("`{import}`, which is not searched here"));
         };
         let key = format!("{importer}\0{import}");
-        self.loaded
+        let loaded = self
+            .loaded
             .entry(key)
             .or_insert_with(|| {
                 modules.module(importer, import).map(|m| {
@@ -216,123 +316,60 @@ impl<'c> Signatures<'c> {
                     })
                 })
             })
-            .clone()
+            .clone();
+        if let Ok(l) = &loaded {
+            self.by_name
+                .entry(l.name.clone())
+                .or_insert_with(|| l.clone());
+        }
+        loaded
     }
 }
 
-/// The bases of the one class named `class` in the module, as written (keywords such as
-/// `metaclass=` left out), in order.
-fn class_bases(root: Node<'_>, text: &str, class: &str) -> Vec<String> {
-    let mut stack = vec![root];
-    while let Some(node) = stack.pop() {
-        if node.kind() == "class_definition" && definition_name(node, text) == Some(class) {
-            let Some(list) = node.child_by_field_name("superclasses") else {
-                return Vec::new();
-            };
-            return significant_children(list)
-                .into_iter()
-                .filter(|b| matches!(b.kind(), "identifier" | "attribute"))
-                .map(|b| text[b.byte_range()].split_whitespace().collect())
-                .collect();
-        }
-        let mut cursor = node.walk();
-        stack.extend(node.named_children(&mut cursor));
-    }
-    Vec::new()
+/// The signature of `def` (held by `outer`) in module `m`, pointed at only in the file being
+/// patched.
+pub(super) fn function_in(
+    m: View<'_>,
+    def: Node<'_>,
+    outer: Node<'_>,
+    name: &str,
+    is_method: bool,
+) -> Result<Signature, LookupError> {
+    let sig = read_function(def, outer, m.text, name, is_method)
+        .map_err(|why| refused(format!("{}: {why}", m.name)))?;
+    Ok(if m.here {
+        sig
+    } else {
+        Signature { range: None, ..sig }
+    })
 }
 
-/// Where the module imports the name `name` from: the module as written after `from` and the
-/// name it has there (`from ..a.b import Orig as name`). Imports at the top level, and in
-/// `if`/`try` blocks there, count.
-fn imported(root: Node<'_>, text: &str, name: &str) -> Option<(String, String)> {
-    let mut statements = significant_children(root);
-    let mut i = 0;
-    while i < statements.len() {
-        let statement = statements[i];
-        i += 1;
-        match statement.kind() {
-            "if_statement" | "try_statement" | "else_clause" | "elif_clause" | "except_clause"
-            | "finally_clause" | "block" => {
-                statements.extend(significant_children(statement));
-                continue;
-            }
-            "import_from_statement" => {}
-            _ => continue,
-        }
-        let Some(module) = statement.child_by_field_name("module_name") else {
-            continue;
-        };
-        let mut cursor = statement.walk();
-        for imported in statement.children_by_field_name("name", &mut cursor) {
-            let (original, bound) = match imported.kind() {
-                "aliased_import" => (
-                    imported.child_by_field_name("name"),
-                    imported.child_by_field_name("alias"),
-                ),
-                _ => (Some(imported), Some(imported)),
-            };
-            let (Some(original), Some(bound)) = (original, bound) else {
-                continue;
-            };
-            if &text[bound.byte_range()] == name {
-                let module: String = text[module.byte_range()].split_whitespace().collect();
-                return Some((module, text[original.byte_range()].to_string()));
-            }
-        }
+/// A view of a loaded module.
+pub(super) fn view_of(loaded: &Loaded) -> View<'_> {
+    View {
+        root: loaded.tree.root_node(),
+        text: &loaded.text,
+        name: &loaded.name,
+        here: false,
     }
-    None
+}
+
+/// A refusal with `reason`.
+pub(super) fn refused(reason: String) -> LookupError {
+    LookupError::Refused { reason }
+}
+
+/// Why a binding the lookup does not follow ends it: where it stands and what it says.
+pub(super) fn rebound(m: View<'_>, name: &str, statement: Node<'_>) -> String {
+    let first_line = m.text[statement.byte_range()].lines().next().unwrap_or("");
+    format!(
+        "`{name}` is bound at {}:{} by `{}`, which the lookup does not follow",
+        m.name,
+        statement.start_position().row + 1,
+        first_line.trim()
+    )
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::modules::MapModules;
-    use crate::python::parse;
-
-    fn modules(entries: &[(&str, &str)]) -> MapModules {
-        MapModules {
-            current: "pkg.b.mod_b".to_string(),
-            sources: entries
-                .iter()
-                .map(|(k, v)| (k.to_string(), Arc::from(*v)))
-                .collect(),
-        }
-    }
-
-    #[test]
-    fn follows_bases_and_imports_into_other_modules() {
-        let a = "class Base:\n    def forward(self, x, mask=None):\n        pass\n";
-        let b = "from ..a.mod_a import Base as Parent\n\nclass Child(Parent):\n    pass\n";
-        let map = modules(&[("pkg.a.mod_a", a)]);
-        let tree = parse(b);
-        let mut sigs = Signatures::new("pkg.b.mod_b", None, Some(&map));
-        let sig = sigs
-            .get(tree.root_node(), b, "Child.forward")
-            .clone()
-            .unwrap();
-        let names: Vec<&str> = sig.params.iter().map(|p| p.name.as_str()).collect();
-        assert_eq!(names, ["x", "mask"]);
-        assert_eq!(sig.range, None);
-    }
-
-    #[test]
-    fn a_missing_signature_names_every_place_searched() {
-        let b = "from ..a.mod_a import Base\n\nclass Child(Base, nn.Module):\n    pass\n";
-        let map = modules(&[]);
-        let tree = parse(b);
-        let mut sigs = Signatures::new("pkg.b.mod_b", None, Some(&map));
-        let Err(LookupError::NotFound { searched }) =
-            sigs.get(tree.root_node(), b, "Child.forward")
-        else {
-            panic!("expected a failed lookup");
-        };
-        assert_eq!(
-            searched,
-            &[
-                "pkg.b.mod_b: imports `Base` from `..a.mod_a`: no module `pkg.a.mod_a` in the context",
-                "pkg.b.mod_b: base `nn.Module` not followed",
-                "pkg.b.mod_b: class `Child` does not define `forward`",
-            ]
-        );
-    }
-}
+#[path = "resolve_tests.rs"]
+mod tests;

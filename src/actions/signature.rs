@@ -4,7 +4,7 @@ use std::ops::Range;
 
 use tree_sitter::Node;
 
-use crate::python::{definition_name, significant_children};
+use crate::python::significant_children;
 
 /// How a parameter may be passed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -77,86 +77,98 @@ pub enum LookupError {
     NoMethod,
     /// Several different definitions of that name.
     Ambiguous(usize),
-    /// The module both defines the name and imports it (`if available: from x import C`
-    /// / `else: class C`): which one runs is decided at import time.
-    DefinedAndImported {
-        /// The module it is imported from, as written.
-        module: String,
+    /// The name is bound in a way the lookup cannot follow exactly (rebound, decorated,
+    /// behind a base it cannot read): `reason` says how.
+    Refused {
+        /// Why, with the place.
+        reason: String,
     },
 }
 
-/// Finds `Class.method` or a function named `function` in the tree rooted at `root`.
-pub fn find_signature(root: Node<'_>, source: &str, name: &str) -> Result<Signature, LookupError> {
-    let (class, function) = match name.split_once('.') {
-        Some((c, f)) => (Some(c), f),
-        None => (None, name),
-    };
-    let mut found: Vec<Signature> = Vec::new();
-    // How many classes of that name there are, and how many define the method: a class
-    // defined twice (in the branches of an `if`) whose definitions do not all define it has
-    // no one signature.
-    let (mut classes, mut defining) = (0, 0);
-    // A definition of the name holds its text: subtrees without it are not entered (the walk
-    // went through every function body, for each name looked up).
-    let wanted = class.unwrap_or(function);
-    let at: Vec<usize> = memchr::memmem::find_iter(source.as_bytes(), wanted).collect();
-    let may_hold = |n: &Node<'_>| {
-        let i = at.partition_point(|&o| o < n.start_byte());
-        at.get(i).is_some_and(|&o| o < n.end_byte())
-    };
-    let mut stack = vec![root];
-    while let Some(node) = stack.pop() {
-        match (node.kind(), class) {
-            ("class_definition", Some(c)) if definition_name(node, source) == Some(c) => {
-                classes += 1;
-                if let Some(body) = node.child_by_field_name("body") {
-                    let before = found.len();
-                    for statement in significant_children(body) {
-                        if let Some(def) = as_function(statement)
-                            && definition_name(def, source) == Some(function)
-                        {
-                            found.push(read_signature(def, statement, source, name, true));
-                        }
-                    }
-                    defining += usize::from(found.len() > before);
-                }
+/// Decorators known to keep the signature callers bind against (they wrap with
+/// `functools.wraps` and pass every argument through, or only document or cache): a function
+/// under any other decorator may be called with other parameters, and is refused. A name
+/// matches written whole or as the last part of a dotted name.
+pub const SIGNATURE_KEEPING_DECORATORS: &[&str] = &[
+    "staticmethod",
+    "classmethod",
+    "builtins.staticmethod",
+    "builtins.classmethod",
+    "abstractmethod",
+    "abc.abstractmethod",
+    "functools.wraps",
+    "wraps",
+    "torch.no_grad",
+    "torch.inference_mode",
+    "torch.enable_grad",
+    "torch.jit.unused",
+    "torch.jit.ignore",
+    "torch.compiler.disable",
+    "torch._dynamo.disable",
+    "auto_docstring",
+    "can_return_tuple",
+    "check_model_inputs",
+    "deprecate_kwarg",
+    "dynamic_rope_update",
+    "replace_return_docstrings",
+    "add_start_docstrings",
+    "add_start_docstrings_to_model_forward",
+    "add_end_docstrings",
+    "add_code_sample_docstrings",
+    "compile_compatible_method_lru_cache",
+    "use_kernel_forward_from_hub",
+];
+
+/// The signature of the function `def` (held by `outer`, its `decorated_definition` or
+/// itself); `Err` says which decorator may change it.
+pub fn read_function(
+    def: Node<'_>,
+    outer: Node<'_>,
+    source: &str,
+    name: &str,
+    is_method: bool,
+) -> Result<Signature, String> {
+    if outer.kind() == "decorated_definition" {
+        for decorator in significant_children(outer)
+            .into_iter()
+            .filter(|n| n.kind() == "decorator")
+        {
+            let written = decorator_name(decorator, source);
+            // `x.staticmethod` is not the builtin, whose effect on `self` is read below.
+            let suffix_ok = |k: &str| !k.contains('.') && !k.ends_with("method");
+            let known = SIGNATURE_KEEPING_DECORATORS
+                .iter()
+                .any(|k| written == *k || suffix_ok(k) && written.ends_with(&format!(".{k}")));
+            if !known {
+                return Err(format!(
+                    "`{name}` is decorated with `@{written}`, which may change its signature (known to keep it: {})",
+                    SIGNATURE_KEEPING_DECORATORS.join(", ")
+                ));
             }
-            ("function_definition", None) if definition_name(node, source) == Some(function) => {
-                let outer = node
-                    .parent()
-                    .filter(|p| p.kind() == "decorated_definition")
-                    .unwrap_or(node);
-                let is_method = outer
-                    .parent()
-                    .and_then(|b| b.parent())
-                    .is_some_and(|c| c.kind() == "class_definition");
-                found.push(read_signature(node, outer, source, name, is_method));
-            }
-            _ => {}
         }
-        let mut cursor = node.walk();
-        stack.extend(node.named_children(&mut cursor).filter(may_hold));
     }
-    if classes > 1 && defining > 0 && defining < classes {
-        return Err(LookupError::Ambiguous(classes));
-    }
-    found.dedup_by(|a, b| a.params == b.params);
-    match found.len() {
-        0 if classes > 0 => Err(LookupError::NoMethod),
-        0 => Err(LookupError::NotFound {
-            searched: Vec::new(),
-        }),
-        1 => Ok(found.remove(0)),
-        n => Err(LookupError::Ambiguous(n)),
-    }
+    Ok(read_signature(def, outer, source, name, is_method))
 }
 
-fn as_function(statement: Node<'_>) -> Option<Node<'_>> {
-    match statement.kind() {
-        "function_definition" => Some(statement),
-        "decorated_definition" => statement.child_by_field_name("definition"),
-        _ => None,
+/// A decorator's dotted name, its call's arguments left out (`@torch.no_grad()` →
+/// `torch.no_grad`); what is not a dotted name is given whole.
+fn decorator_name(decorator: Node<'_>, source: &str) -> String {
+    let mut cursor = decorator.walk();
+    let Some(mut expression) = decorator
+        .named_children(&mut cursor)
+        .find(|c| c.kind() != "comment")
+    else {
+        return String::new();
+    };
+    if expression.kind() == "call"
+        && let Some(function) = expression.child_by_field_name("function")
+    {
+        expression = function;
     }
+    source[expression.byte_range()]
+        .chars()
+        .filter(|c| !c.is_whitespace())
+        .collect()
 }
 
 fn read_signature(
@@ -316,11 +328,19 @@ mod tests {
     use super::*;
     use crate::python::parse;
 
+    fn decorated(tree: &tree_sitter::Tree) -> Node<'_> {
+        crate::python::named_descendants(tree.root_node())
+            .find(|n| n.kind() == "decorated_definition")
+            .unwrap()
+    }
+
     #[test]
     fn reads_every_parameter_kind() {
-        let src = "class A:\n    def f(self, a, /, b: int, c=1, *args, d, e: int = 2, **kw):\n        pass\n";
+        let src = "class A:\n    @torch.no_grad()\n    def f(self, a, /, b: int, c=1, *args, d, e: int = 2, **kw):\n        pass\n";
         let tree = parse(src);
-        let sig = find_signature(tree.root_node(), src, "A.f").unwrap();
+        let outer = decorated(&tree);
+        let def = outer.child_by_field_name("definition").unwrap();
+        let sig = read_function(def, outer, src, "A.f", true).unwrap();
         let got: Vec<(&str, ParamKind, Option<&str>)> = sig
             .params
             .iter()
@@ -339,26 +359,16 @@ mod tests {
                 ("kw", VarKeyword, None),
             ]
         );
-    }
-
-    #[test]
-    fn lookup_failures_are_distinguished() {
-        let src = "class A:\n    x = 1\n\ndef g(a, *, b=None):\n    pass\n";
-        let tree = parse(src);
-        let root = tree.root_node();
-        assert_eq!(find_signature(root, src, "A.f"), Err(LookupError::NoMethod));
-        // Defined in both branches of an `if`, once inheriting `f`: no one signature.
-        let twice = "if ok:\n    class C(Base):\n        pass\nelse:\n    class C:\n        def f(self, a):\n            pass\n";
-        let twice_tree = parse(twice);
-        assert_eq!(
-            find_signature(twice_tree.root_node(), twice, "C.f"),
-            Err(LookupError::Ambiguous(2))
+        let other = src.replace("torch.no_grad()", "my_wrapper");
+        let tree = parse(&other);
+        let outer = decorated(&tree);
+        let def = outer.child_by_field_name("definition").unwrap();
+        let err = read_function(def, outer, &other, "A.f", true).unwrap_err();
+        assert!(
+            err.starts_with(
+                "`A.f` is decorated with `@my_wrapper`, which may change its signature"
+            ),
+            "{err}"
         );
-        assert!(matches!(
-            find_signature(root, src, "B.f"),
-            Err(LookupError::NotFound { .. })
-        ));
-        let g = find_signature(root, src, "g").unwrap();
-        assert_eq!(g.params[1].kind, ParamKind::KeywordOnly);
     }
 }
