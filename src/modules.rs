@@ -49,7 +49,8 @@ impl FsModules {
         let under = |base: &Path| {
             let mut module = base.to_path_buf();
             module.extend(&parts);
-            [module.with_extension("py"), module.join("__init__.py")]
+            // A package folder wins over a module of the same name, as in Python's finder.
+            [module.join("__init__.py"), module.with_extension("py")]
         };
         let importer_dir = Path::new(importer).parent().unwrap_or(Path::new(""));
         if level > 0 {
@@ -88,7 +89,12 @@ impl ModuleSource for FsModules {
             }
         }
         let (level, _) = split_relative(import);
-        Err(match (level, candidates.first()) {
+        // Named by its module file, the likelier of the two a reader looks for.
+        let named = candidates
+            .iter()
+            .find(|c| !c.ends_with("__init__.py"))
+            .or(candidates.first());
+        Err(match (level, named) {
             (1.., Some(first)) => format!("`{import}`: no file {}", first.display()),
             _ => format!("`{import}`: not found above the file or in --site-packages"),
         })
@@ -147,10 +153,17 @@ mod tests {
     fn relative_imports_climb_one_folder_per_extra_dot() {
         let fs = FsModules::default();
         let got = fs.candidates("t/models/qwen3/modeling_qwen3.py", "..qwen2.modeling_qwen2");
-        assert_eq!(got[0], PathBuf::from("t/models/qwen2/modeling_qwen2.py"));
+        // A package folder first, as Python's finder looks for one before a module.
+        assert_eq!(
+            got[..2],
+            [
+                PathBuf::from("t/models/qwen2/modeling_qwen2/__init__.py"),
+                PathBuf::from("t/models/qwen2/modeling_qwen2.py")
+            ]
+        );
         let got = fs.candidates("t/models/qwen3/modeling_qwen3.py", ".configuration_qwen3");
         assert_eq!(
-            got[0],
+            got[1],
             PathBuf::from("t/models/qwen3/configuration_qwen3.py")
         );
     }

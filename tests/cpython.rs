@@ -1,6 +1,7 @@
 //! Differential against CPython itself: whatever regraft writes, CPython parses. tree-sitter
 //! accepts some code CPython rejects, so regraft checks results with a CPython-faithful parser
-//! too; this test holds that check to CPython's own `ast.parse`, in one batched process.
+//! too, and what CPython's compiler rejects beyond its grammar; this test holds both checks to
+//! CPython's own `compile()`, in one batched process.
 
 use proptest::strategy::{Strategy, ValueTree};
 use proptest::test_runner::TestRunner;
@@ -15,8 +16,8 @@ import ast, json, sys
 bad = []
 for i, source in enumerate(json.load(sys.stdin)):
     try:
-        ast.parse(source)
-    except SyntaxError as e:
+        compile(source, "<patched>", "exec", dont_inherit=True)
+    except (SyntaxError, RecursionError) as e:
         bad.append([i, f"{type(e).__name__}: {e}"])
 print(json.dumps(bad))
 "#;
@@ -64,6 +65,11 @@ fn templates_cpython_rejects_are_refused() {
         ("return f($X, $Y)", "print \"x\", $X"),
         ("data = wrap($X)", "data := wrap($X)"),
         ("return f($X, $Y)", "def g(a=1, b):\n    return $X"),
+        // Rejected by CPython's compiler, not its grammar.
+        ("f($X, $Y)", "f($X, k=$Y, k=$X)"),
+        ("data = wrap($X)", "*data = wrap($X)"),
+        ("f($X, $Y)", "def h(a, a):\n    return $X"),
+        ("data = wrap($X)", "a, *b, *c = wrap($X)"),
     ];
     for (pattern, template) in cases {
         let yaml = format!("id: bad\nmatch: {pattern:?}\naction: {{replace: {template:?}}}\n");
@@ -73,7 +79,17 @@ fn templates_cpython_rejects_are_refused() {
             Ok(p) => panic!("{template} was accepted:\n{}", p.output),
         }
     }
-    let bad = rejected_by_cpython(&cases.map(|(_, t)| t.replace("$X", "x").replace("$Y", "y")));
+    let bad = rejected_by_cpython(&cases.map(|(_, t)| {
+        let t = t.replace("$X", "x").replace("$Y", "y");
+        // As the edit puts it: in a function, where `return` is allowed.
+        format!(
+            "def run(x, y):\n{}\n",
+            t.lines()
+                .map(|l| format!("    {l}"))
+                .collect::<Vec<_>>()
+                .join("\n")
+        )
+    }));
     assert_eq!(
         bad.len(),
         cases.len(),

@@ -7,7 +7,7 @@ use super::PatchError;
 use super::outcome::{RuleStatus, Survey};
 use super::parsed::{Parsed, error_span};
 use crate::edit::{self, PlannedEdit};
-use crate::python::{cpython, describe_syntax_error, first_syntax_error};
+use crate::python::{compile_check, cpython, describe_syntax_error, first_syntax_error};
 use crate::source::{SourceFile, span};
 
 /// A result that does not parse: why, where, and the text.
@@ -114,10 +114,18 @@ fn cpython_error(
         } else {
             text
         };
-        cpython::errors(text).is_empty()
+        cpython::chunk_errors(text, indented).is_empty()
+    });
+    // CPython's nesting limits count the blocks around a statement, which a statement checked
+    // alone does not see: an edit whose lines stand that deep is checked in the whole file.
+    let deep = edited.iter().any(|e| {
+        let line_start = output[..e.start].rfind('\n').map_or(0, |i| i + 1);
+        output[line_start..e.end.min(output.len())]
+            .lines()
+            .any(|l| l.len() - l.trim_start().len() >= compile_check::MAX_BLOCKS)
     });
     // A tab/space mix anywhere makes CPython reject the whole file; the scan is cheap.
-    if clean && cpython::tab_error(output).is_none() {
+    if clean && !deep && cpython::tab_error(output).is_none() {
         return None;
     }
     cpython::new_error(text, output)

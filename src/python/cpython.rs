@@ -14,6 +14,10 @@ use ruff_text_size::{Ranged, TextRange};
 /// The oldest Python a patched file must still run on; syntax newer than this is an error
 /// only where the patch wrote it.
 pub const OLDEST_PYTHON: (u8, u8) = (3, 9);
+const _: () = assert!(
+    OLDEST_PYTHON.0 == 3 && OLDEST_PYTHON.1 == 9,
+    "compile_check::VERSION too"
+);
 
 /// One error CPython (of [`OLDEST_PYTHON`] or later) would report.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -26,8 +30,19 @@ pub struct CpythonError {
     pub version_only: bool,
 }
 
-/// Every syntax error CPython would report in `text`, in order.
+/// Every syntax error CPython's `compile()` would report in `text`, in order: its grammar's,
+/// and where that holds, its compiler's (see `compile_check`).
 pub fn errors(text: &str) -> Vec<CpythonError> {
+    chunk_errors(text, false)
+}
+
+/// The errors of `text`, one or more statements; `detached` where they were taken out of
+/// their enclosing function or loop (only context-free compiler errors are then reported).
+pub fn chunk_errors(text: &str, detached: bool) -> Vec<CpythonError> {
+    super::compile_check::on_stack_for(text, || chunk_errors_here(text, detached))
+}
+
+fn chunk_errors_here(text: &str, detached: bool) -> Vec<CpythonError> {
     let (major, minor) = OLDEST_PYTHON;
     let options =
         ParseOptions::from(Mode::Module).with_target_version(PythonVersion { major, minor });
@@ -53,6 +68,14 @@ pub fn errors(text: &str) -> Vec<CpythonError> {
         )
         .collect();
     out.extend(tab_error(text));
+    if out.iter().all(|e| e.version_only) {
+        let compiled = super::compile_check::compile_errors(text, detached);
+        out.extend(compiled.into_iter().map(|e| CpythonError {
+            range: e.range,
+            message: e.message,
+            version_only: false,
+        }));
+    }
     out.sort_by_key(|e| e.range.start);
     out
 }

@@ -1,5 +1,6 @@
 //! tree-sitter-python: parsing and the syntax-tree helpers every stage shares.
 
+pub mod compile_check;
 pub mod cpython;
 pub mod grammar;
 pub mod regions;
