@@ -85,6 +85,14 @@ class Patch:
                     delattr(owner, name)
                 else:
                     setattr(owner, name, old)
+            elif kind == "mark":
+                # Only while this patch's mark is the one showing: a later patch keeps its own.
+                _, owner, old, mine = entry
+                if owner.__dict__.get(_MARK) is mine:
+                    if old is _MISSING:
+                        delattr(owner, _MARK)
+                    else:
+                        setattr(owner, _MARK, old)
         for name in self._lines:
             linecache.cache.pop(name, None)
         self._undo.clear()
@@ -225,15 +233,29 @@ def patch(
         raise ValueError(f"on_error must be 'raise' or 'warn', not {on_error!r}")
     try:
         return _patch(obj, rules, phase, versions)
-    except RegraftError as error:
+    except Exception as error:  # under "warn", nothing may escape into the patcher's import
         if on_error == "raise":
             raise
         warnings.warn(str(error), RuntimeWarning, stacklevel=2)
         return Patch(obj, False, [], [])
 
 
+def _refuse_unpatchable(obj: Any, unit_obj: Any) -> None:
+    """Objects whose methods cannot be swapped in place, refused before anything changes."""
+    import enum
+
+    if isinstance(unit_obj, type) and issubclass(unit_obj, enum.Enum):
+        raise RegraftError(f"{unit_obj.__qualname__} is an Enum: its members are made once, "
+                           "when the class is created; regraft does not patch Enums")
+    if isinstance(unit_obj, type) and unit_obj.__module__ == "builtins":
+        raise RegraftError(f"{unit_obj.__qualname__} is a built-in type: it has no source to patch")
+    if not isinstance(obj, type) and _function(obj) is None:
+        raise RegraftError(f"cannot patch {obj!r}: only classes, functions and methods can be patched")
+
+
 def _patch(obj: Any, rules: Any, phase: Optional[str], versions: Optional[Mapping[str, str]]) -> Patch:
     unit_obj, module, path = _locate(obj)
+    _refuse_unpatchable(obj, unit_obj)
     filename = _module_file(module)
     if versions is None:
         versions = _imported_versions(tuple(rules.packages))
@@ -255,7 +277,8 @@ def _patch(obj: Any, rules: Any, phase: Optional[str], versions: Optional[Mappin
     tree = ast.parse(output)
     node = _find(tree, path.split("."))
     if node is None:
-        raise RegraftError(f"{path}: the patched source no longer defines it ({filename})")
+        raise RegraftError(f"{path}: after patching, no definition of `{path}` is left at "
+                           f"{filename}:{first}; a rule replaced or renamed the definition itself")
     start, end = _span(node)
     out_lines = output.splitlines(keepends=True)
     new_source = "".join(out_lines[start - 1 : end])
@@ -273,7 +296,13 @@ def _patch(obj: Any, rules: Any, phase: Optional[str], versions: Optional[Mappin
     linecache.cache[name] = (len(output), None, out_lines, name)
     handle._lines.append(name)
     _INFO[name] = info
-    _install(obj, node, path, out_lines, start, end, name, module, handle)
+    before = (padded.splitlines(keepends=True), ast.parse(padded))
+    try:
+        _install(obj, before, (out_lines, tree), path, name, module, handle)
+    except BaseException:
+        handle.revert()
+        _INFO.pop(name, None)
+        raise
     _show_in_module(filename, first, source, out_lines, handle)
     handle.changed = True
     return handle
@@ -293,48 +322,146 @@ def _show_in_module(filename: str, first: int, source: str, out_lines: List[str]
     linecache.cache[filename] = (sum(map(len, merged)), None, merged, filename)
 
 
-def _install(obj: Any, node: ast.AST, path: str, lines: List[str], start: int, end: int,
-             name: str, module: types.ModuleType, handle: Patch) -> None:
-    """Compiles the patched definition at its line numbers and swaps it into the live object."""
-    parts = path.split(".")
-    # A method is compiled inside classes of its owners' names (at their own indentation), so
-    # `super()` and `__class__` resolve as in the original, and its closure shape matches.
-    tree = ast.parse("".join(lines))
+_FUTURE_FLAGS = 0
+for _feature in __import__("__future__").all_feature_names:
+    _FUTURE_FLAGS |= getattr(__import__("__future__"), _feature).compiler_flag
+
+
+def _text(lines: List[str], node: ast.AST) -> str:
+    """The source lines of a statement (its decorators included)."""
+    first, last = _span(node)
+    return "".join(lines[first - 1 : last])
+
+
+def _compile_def(node: ast.AST, lines: List[str], tree: ast.AST, parts: Sequence[str], name: str,
+                 module: types.ModuleType, flags: int, decorated: bool) -> Any:
+    """The function ``node`` (in ``lines``, whose module tree is ``tree``) defines, compiled at
+    its own line numbers inside empty classes of its owners' names (``parts``), so ``super()``
+    and ``__class__`` resolve as in the original and its closure has the same shape. Its
+    decorators are left out unless ``decorated``: a patch must not run them a second time on a
+    live object. Only the ``def`` runs (its defaults are evaluated), never a class body."""
     header = "".join(
-        " " * _find(tree, parts[: i + 1]).col_offset + f"class {p}:\n"
-        for i, p in enumerate(parts[:-1])
+        " " * _find(tree, parts[: i + 1]).col_offset + f"class {p}:\n" for i, p in enumerate(parts)
     )
-    body = "".join(lines[start - 1 : end])
-    pad = max(start - 1 - header.count("\n"), 0)
-    text = "\n" * pad + header + body
-    code = compile(text, name, "exec", dont_inherit=True)
+    first = _span(node)[0] if decorated else node.lineno
+    body = "".join(lines[first - 1 : node.end_lineno])
+    pad = max(first - 1 - header.count("\n"), 0)
+    code = compile("\n" * pad + header + body, name, "exec", flags=flags, dont_inherit=True)
     namespace: Dict[str, Any] = {}
     exec(code, module.__dict__, namespace)
-    new = namespace
-    for part in parts[:-1]:
-        new = vars(new[part])
-    fresh = new[parts[-1]]
-    target = _function(obj) if not isinstance(obj, type) else None
-    if target is not None:
-        _swap(target, _function(fresh), handle)
-        return
-    # A class: each method swapped in place, new attributes set, the class object kept.
-    for attr, value in vars(fresh).items():
-        if attr in ("__dict__", "__weakref__", "__module__", "__qualname__", "__doc__"):
+    value: Any = namespace
+    for part in parts:
+        value = vars(value[part])
+    return value[node.name]
+
+
+def _same_code(a: types.CodeType, b: types.CodeType) -> bool:
+    """Whether two codes were compiled from the same text at the same lines (the first line
+    aside, and the instruction at it: a decorated function's code starts at its first
+    decorator)."""
+    lines = lambda c: [line for _, _, line in c.co_lines()][1:]  # noqa: E731
+    return (a.co_code, a.co_names, a.co_varnames, lines(a)) == (
+        b.co_code, b.co_names, b.co_varnames, lines(b))
+
+
+def _check_live(live: types.FunctionType, node: ast.AST, lines: List[str], tree: ast.AST,
+                parts: Sequence[str], module: types.ModuleType) -> None:
+    """Refuses when the live function is not what its source (as read now) compiles to: the
+    file changed on disk after import, or something else swapped the code in."""
+    fresh = _compile_def(node, lines, tree, parts, "<regraft-check>", module,
+                         live.__code__.co_flags & _FUTURE_FLAGS, decorated=False)
+    if not _same_code(live.__code__, fresh.__code__):
+        raise RegraftError(
+            f"{live.__qualname__}: the running code is not what its source file says (the file "
+            "changed after it was imported, or something else replaced the code): refusing to "
+            "patch it from that source"
+        )
+
+
+def _install(obj: Any, before: Tuple[List[str], ast.AST], after: Tuple[List[str], ast.AST],
+             path: str, name: str, module: types.ModuleType, handle: Patch) -> None:
+    """Swaps the patched definition into the live object. A function gets new code (and new
+    defaults where its parameters changed); a class gets that for each method that changed, and
+    new methods added; the class body is never run again (decorators, ``__init_subclass__``,
+    metaclass hooks, registries and class attributes keep what they did once). Everything is
+    compiled and checked before anything is changed."""
+    parts = path.split(".")
+    old_lines, old_tree = before
+    new_lines, new_tree = after
+    old_node, new_node = _find(old_tree, parts), _find(new_tree, parts)
+    changes: List[Tuple[str, Any, Any]] = []
+    if not isinstance(obj, type):
+        live = _function(obj)
+        _check_live(live, old_node, old_lines, old_tree, parts[:-1], module)
+        fresh = _compile_def(new_node, new_lines, new_tree, parts[:-1], name, module,
+                             live.__code__.co_flags & _FUTURE_FLAGS, decorated=False)
+        same_params = ast.dump(old_node.args) == ast.dump(new_node.args)
+        changes.append(("code", live, (fresh, same_params)))
+    else:
+        changes = _class_changes(obj, old_node, new_node, before, after, parts, name, module)
+    for kind, target, value in changes:
+        if kind == "code":
+            fresh, same_params = value
+            _swap(target, _function(fresh), handle, keep_defaults=same_params)
+        else:
+            handle._undo.append(("attr", obj, target, _MISSING))
+            setattr(obj, target, value)
+    if isinstance(obj, type):
+        handle._undo.append(("mark", obj, obj.__dict__.get(_MARK, _MISSING), _INFO[name]))
+        setattr(obj, _MARK, _INFO[name])
+
+
+def _class_changes(obj: type, old_node: ast.ClassDef, new_node: ast.ClassDef,
+                   before: Tuple[List[str], ast.AST], after: Tuple[List[str], ast.AST],
+                   parts: Sequence[str], name: str, module: types.ModuleType) -> List[Tuple[str, Any, Any]]:
+    """What patching class ``obj`` changes, method by method; refuses what cannot be done
+    without running the class body again."""
+    old_lines, old_tree = before
+    new_lines, new_tree = after
+    defs = (ast.FunctionDef, ast.AsyncFunctionDef)
+    if _header(old_node, old_lines) != _header(new_node, new_lines):
+        raise RegraftError(f"{'.'.join(parts)}: the patch changes the class statement (its "
+                           "decorators or bases); a class is never created again: patch its methods")
+    old_other = [_text(old_lines, n) for n in old_node.body if not isinstance(n, defs)]
+    new_other = [_text(new_lines, n) for n in new_node.body if not isinstance(n, defs)]
+    if old_other != new_other:
+        raise RegraftError(f"{'.'.join(parts)}: the patch changes class-level statements other "
+                           "than methods; running the class body again would run its side effects "
+                           "twice: write the rule to edit methods")
+    old_defs = {n.name: n for n in old_node.body if isinstance(n, defs)}
+    new_defs = {n.name: n for n in new_node.body if isinstance(n, defs)}
+    gone = sorted(set(old_defs) - set(new_defs))
+    if gone:
+        raise RegraftError(f"{'.'.join(parts)}: the patch removes method(s) {', '.join(gone)}")
+    changes: List[Tuple[str, Any, Any]] = []
+    for method, node in new_defs.items():
+        old = old_defs.get(method)
+        if old is not None and _text(old_lines, old) == _text(new_lines, node):
             continue
-        old = obj.__dict__.get(attr, _MISSING)
-        if isinstance(value, type) and old is not _MISSING:
-            continue  # a nested class keeps its identity; patch it on its own
-        old_func, new_func = _function(old) if old is not _MISSING else None, _function(value)
-        same_kind = type(old) is type(value)
-        if old_func is not None and new_func is not None and same_kind and _compatible(old_func, new_func):
-            if old_func.__code__ != new_func.__code__:
-                _swap(old_func, new_func, handle)
-        elif old is _MISSING or not _same_value(old, value):
-            handle._undo.append(("attr", obj, attr, old))
-            setattr(obj, attr, value)
-    setattr(obj, _MARK, _INFO[name])
-    handle._undo.append(("attr", obj, _MARK, _MISSING))
+        live_attr = obj.__dict__.get(method, _MISSING)
+        if old is None or live_attr is _MISSING:
+            fresh = _compile_def(node, new_lines, new_tree, parts, name, module, 0, decorated=True)
+            changes.append(("attr", method, fresh))
+            continue
+        live = _function(live_attr)
+        if live is None:
+            raise RegraftError(f"{'.'.join(parts)}.{method} is not a plain function at run time "
+                               f"({type(live_attr).__name__}): it cannot be patched in place")
+        if _header(old, old_lines) != _header(node, new_lines):
+            raise RegraftError(f"{'.'.join(parts)}.{method}: the patch changes its decorators, "
+                               "which would have to run again")
+        flags = live.__code__.co_flags & _FUTURE_FLAGS
+        _check_live(live, old, old_lines, old_tree, parts, module)
+        fresh = _compile_def(node, new_lines, new_tree, parts, name, module, flags, decorated=False)
+        same_params = ast.dump(old.args) == ast.dump(node.args)
+        changes.append(("code", live, (fresh, same_params)))
+    return changes
+
+
+def _header(node: ast.AST, lines: List[str]) -> str:
+    """A definition's decorators and header line up to its body, as text."""
+    first = _span(node)[0]
+    return "".join(lines[first - 1 : node.body[0].lineno - 1]) if node.body else ""
 
 
 def _same_value(old: Any, new: Any) -> bool:
@@ -348,8 +475,10 @@ def _compatible(old: types.FunctionType, new: types.FunctionType) -> bool:
     return old.__code__.co_freevars == new.__code__.co_freevars
 
 
-def _swap(old: types.FunctionType, new: Optional[types.FunctionType], handle: Patch) -> None:
-    """Gives ``old`` the code and defaults of ``new``, so every reference sees the patch."""
+def _swap(old: types.FunctionType, new: Optional[types.FunctionType], handle: Patch,
+          keep_defaults: bool = False) -> None:
+    """Gives ``old`` the code of ``new`` (and its defaults, unless ``keep_defaults``: defaults
+    written the same keep their objects), so every reference sees the patch."""
     if new is None or not _compatible(old, new):
         raise RegraftError(
             f"{old.__qualname__}: the patched code's free variables "
@@ -358,8 +487,9 @@ def _swap(old: types.FunctionType, new: Optional[types.FunctionType], handle: Pa
         )
     handle._undo.append(("code", old, old.__code__, old.__defaults__, old.__kwdefaults__))
     old.__code__ = new.__code__
-    old.__defaults__ = new.__defaults__
-    old.__kwdefaults__ = new.__kwdefaults__
+    if not keep_defaults:
+        old.__defaults__ = new.__defaults__
+        old.__kwdefaults__ = new.__kwdefaults__
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1,0 +1,177 @@
+"""Runtime patching keeps live objects whole: a class body never runs again, so decorators,
+`__init_subclass__`, metaclass hooks, registries and defaults keep what they did once; what
+cannot be patched in place is refused before anything changes."""
+
+import enum
+import functools
+import importlib
+import sys
+import textwrap
+import warnings
+
+import pytest
+
+import regraft
+
+MODULE = '''
+import functools
+
+EVENTS = []
+REGISTRY = []
+
+
+def traced(cls):
+    EVENTS.append(("decorated", cls.__name__))
+    return cls
+
+
+class Meta(type):
+    def __init__(cls, name, bases, ns):
+        EVENTS.append(("meta", name))
+        super().__init__(name, bases, ns)
+
+
+class Base(metaclass=Meta):
+    def __init_subclass__(cls, **kw):
+        EVENTS.append(("subclass", cls.__name__))
+        super().__init_subclass__(**kw)
+
+
+def logged(f):
+    @functools.wraps(f)
+    def wrapper(*args, **kwargs):
+        return f(*args, **kwargs)
+    return wrapper
+
+
+@traced
+class Layer(Base):
+    """A layer."""
+    REGISTRY.append("Layer")
+    scale = 2
+
+    def forward(self, x, cache=[]):
+        cache.append(x)
+        return x + 1
+
+    @logged
+    def other(self, x: int) -> int:
+        """Other."""
+        return x + 10
+
+    def helper(self):
+        return super().__init_subclass__
+
+
+class Slotted:
+    __slots__ = ("v",)
+
+    def __init__(self, v):
+        self.v = v
+
+    def get(self):
+        return self.v
+
+
+class Colour(enum.Enum):
+    RED = 1
+
+    def describe(self):
+        return "red"
+'''.replace("import functools", "import enum\nimport functools", 1)
+
+FORWARD = """\
+id: plus-two
+match: "return x + 1"
+action: {replace: "return x + 2"}
+"""
+OTHER = """\
+id: plus-twenty
+match: "return x + 10"
+action: {replace: "return x + 20"}
+"""
+
+
+@pytest.fixture
+def mod(tmp_path, monkeypatch):
+    (tmp_path / "wholemod.py").write_text(textwrap.dedent(MODULE))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    sys.modules.pop("wholemod", None)
+    module = importlib.import_module("wholemod")
+    yield module
+    sys.modules.pop("wholemod", None)
+
+
+def test_a_class_body_is_not_run_again(mod):
+    events, registry = list(mod.EVENTS), list(mod.REGISTRY)
+    default = mod.Layer.forward.__defaults__[0]
+    layer = mod.Layer()
+    handle = regraft.patch(mod.Layer, regraft.Rules.parse(FORWARD), versions={})
+    assert handle.changed and handle.rules == ["plus-two"]
+    assert layer.forward(1) == 3, "an instance made before sees the patch"
+    assert mod.EVENTS == events, "no decorator, __init_subclass__ or metaclass hook ran again"
+    assert mod.REGISTRY == registry, "the class body did not run again"
+    assert mod.Layer.forward.__defaults__[0] is default, "a mutable default keeps its identity"
+    assert default == [1]
+    assert mod.Layer.helper(layer) is not None, "super() still resolves in the class"
+
+
+def test_sibling_methods_and_what_a_function_carries(mod):
+    other = mod.Layer.__dict__["other"]
+    attrs = (other.__qualname__, other.__module__, other.__doc__, other.__wrapped__,
+             other.__annotations__)
+    regraft.patch(mod.Layer, regraft.Rules.parse(FORWARD), versions={})
+    regraft.patch(mod.Layer, regraft.Rules.parse(OTHER), versions={})
+    assert mod.Layer().forward(1) == 3 and mod.Layer().other(1) == 21
+    assert mod.Layer.__dict__["other"] is other, "the decorated wrapper stays, its target patched"
+    assert (other.__qualname__, other.__module__, other.__doc__, other.__wrapped__,
+            other.__annotations__) == attrs
+
+
+def test_slotted_instances_keep_working(mod):
+    rules = regraft.Rules.parse('id: g\nmatch: "return self.v"\naction: {replace: "return self.v * 2"}\n')
+    instance = mod.Slotted(4)
+    regraft.patch(mod.Slotted, rules, versions={})
+    assert instance.get() == 8 and mod.Slotted(1).get() == 2
+
+
+def test_a_patch_of_class_level_statements_is_refused_untouched(mod):
+    rules = regraft.Rules.parse('id: s\nmatch: "scale = 2"\naction: {replace: "scale = 3"}\n')
+    with pytest.raises(regraft.RegraftError, match="class-level statements other than methods"):
+        regraft.patch(mod.Layer, rules, versions={})
+    assert mod.Layer.scale == 2 and regraft.patched(mod.Layer) is None
+
+
+def test_a_file_changed_after_import_is_refused(mod, tmp_path):
+    path = tmp_path / "wholemod.py"
+    path.write_text(path.read_text().replace("return x + 1", "return x - 1"))
+    import linecache
+    linecache.checkcache(str(path))
+    rules = regraft.Rules.parse('id: m\nmatch: "return x - 1"\naction: {replace: "return x - 5"}\n')
+    with pytest.raises(regraft.RegraftError, match="not what its source file says"):
+        regraft.patch(mod.Layer, rules, versions={})
+    assert mod.Layer().forward(1) == 2, "the running code is untouched"
+
+
+def test_enums_are_refused_before_anything_changes(mod):
+    rules = regraft.Rules.parse('id: e\nmatch: "return \\"red\\""\naction: {replace: "return \\"RED\\""}\n')
+    with pytest.raises(regraft.RegraftError, match="is an Enum"):
+        regraft.patch(mod.Colour, rules, versions={})
+    assert mod.Colour.RED.describe() == "red"
+
+
+def test_on_error_warn_lets_nothing_escape(mod):
+    with pytest.warns(RuntimeWarning):
+        handle = regraft.patch(42, regraft.Rules.parse(FORWARD), versions={}, on_error="warn")
+    assert not handle.changed
+
+
+def test_revert_restores_code_after_two_patches(mod):
+    code = mod.Layer.forward.__code__
+    first = regraft.patch(mod.Layer, regraft.Rules.parse(FORWARD), versions={})
+    second = regraft.patch(mod.Layer, regraft.Rules.parse(OTHER), versions={})
+    first.revert()
+    assert mod.Layer.forward.__code__ is code
+    assert mod.Layer().other(1) == 21, "the other patch stays"
+    second.revert()
+    assert mod.Layer().other(1) == 11
