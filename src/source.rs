@@ -192,6 +192,38 @@ impl FileError {
         std::fs::read(path).map_err(|e| Self::io(path, e))
     }
 
+    /// The bytes of `path`, a file or a stream (a pipe such as `-r <(...)`, a device), read
+    /// once and at most `max` of them: a stream has no size to check first, so one byte past
+    /// `max` refuses it (`/dev/zero` stops there). A folder is refused.
+    pub fn read_bounded(path: &std::path::Path, max: u64, what: &str) -> Result<Vec<u8>, Self> {
+        use std::io::Read;
+        let meta = std::fs::metadata(path).map_err(|e| Self::io(path, e))?;
+        if meta.is_file() {
+            return Self::read_regular(path, max, what, "");
+        }
+        if meta.is_dir() {
+            return Err(Self::io(
+                path,
+                std::io::Error::new(std::io::ErrorKind::InvalidInput, "a folder"),
+            ));
+        }
+        let file = std::fs::File::open(path).map_err(|e| Self::io(path, e))?;
+        let mut bytes = Vec::new();
+        file.take(max + 1)
+            .read_to_end(&mut bytes)
+            .map_err(|e| Self::io(path, e))?;
+        if bytes.len() as u64 > max {
+            return Err(Self::io(
+                path,
+                std::io::Error::new(
+                    std::io::ErrorKind::InvalidInput,
+                    format!("more than the {max} bytes a {what} may hold"),
+                ),
+            ));
+        }
+        Ok(bytes)
+    }
+
     /// A failure walking the folder `path`.
     pub fn walk(path: &std::path::Path, reason: impl std::fmt::Display) -> Self {
         FileError::Walk {

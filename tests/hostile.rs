@@ -61,14 +61,44 @@ fn a_byte_order_mark_is_read_past() {
 }
 
 #[test]
-fn a_rule_file_that_is_no_regular_file_is_refused_before_reading() {
+fn a_rule_stream_is_read_once_and_bounded() {
     let dir = tempfile::tempdir().unwrap();
     let out = regraft(&["lint", "-r", "/dev/zero"], dir.path());
     assert_eq!(out.status.code(), Some(2));
     assert!(
-        text(&out.stderr).contains("not a regular file"),
+        text(&out.stderr).contains("more than the 16777216 bytes a rule file may hold"),
         "{}",
         text(&out.stderr)
+    );
+    // A pipe (what `-r <(...)` gives) is read as a rule file.
+    fs::write(dir.path().join("t.py"), "f(1)\n").unwrap();
+    let script = format!(
+        "{} apply -r <(printf 'id: r\\nmatch: \"f($X)\"\\naction: {{replace: \"g($X)\"}}\\n') t.py",
+        env!("CARGO_BIN_EXE_regraft")
+    );
+    let out = std::process::Command::new("bash")
+        .args(["-c", &script])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(text(&out.stdout), "g(1)\n", "{}", text(&out.stderr));
+}
+
+#[test]
+fn stdin_without_a_path_refuses_a_rule_that_expects_matches_in_files() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(
+        dir.path().join("r.yaml"),
+        "id: r\nfiles: [\"**/x.py\"]\nmatch: \"f($X)\"\naction: {replace: \"g($X)\"}\nexpect: 1\n",
+    )
+    .unwrap();
+    let out =
+        crate::util::regraft_with_stdin(&["apply", "-r", "r.yaml", "-"], dir.path(), "h(1)\n");
+    assert_eq!(out.status.code(), Some(2));
+    let words = crate::util::words(&text(&out.stderr));
+    assert!(
+        words.contains("rule(s) r (which select files by `files` and expect matches) cannot run: give --stdin-filename PATH"),
+        "{words}"
     );
 }
 
@@ -131,7 +161,7 @@ fn stdin_without_a_file_name_says_which_rules_it_could_not_select() {
     let dir = tempfile::tempdir().unwrap();
     fs::write(
         dir.path().join("r.yaml"),
-        "id: scoped\nfiles: [\"**/m.py\"]\nmatch: \"f($X)\"\naction: {replace: \"g($X)\"}\nexpect: 1\n",
+        "id: scoped\nfiles: [\"**/m.py\"]\nmatch: \"f($X)\"\naction: {replace: \"g($X)\"}\nexpect: {min: 0}\n",
     )
     .unwrap();
     let out =

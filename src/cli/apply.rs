@@ -95,7 +95,7 @@ pub(super) fn run(args: ApplyArgs, colors: Colors) -> Result<u8, Error> {
             .join(", ")
     ));
     if plan.stdin && args.stdin_filename.is_none() {
-        note_unselected(&rules);
+        note_unselected(&rules)?;
     }
     let outcomes = patch_all(&engine, &versions, &plan, &args);
     let exit = report_failures(&outcomes, &args, colors);
@@ -158,8 +158,22 @@ fn print_findings(outcomes: &[Outcome], args: &ApplyArgs, written: bool) -> Resu
     super::out(render_findings(args.format, &findings).unwrap_or_default())
 }
 
-/// Stdin has no path for `files` globs to select: says which rules therefore did not run.
-fn note_unselected(rules: &crate::compile::RuleSet) {
+/// Stdin has no path for `files` globs to select: says which rules therefore did not run, and
+/// refuses when one of them expects matches (its drift check would pass by not running).
+fn note_unselected(rules: &crate::compile::RuleSet) -> Result<(), Error> {
+    let expecting: Vec<&str> = rules
+        .rules
+        .iter()
+        .filter(|r| !r.rule.files.is_empty() && r.rule.expect.is_some_and(|e| e.min > 0))
+        .map(|r| r.id())
+        .collect();
+    if !expecting.is_empty() {
+        return Err(Error::Usage(format!(
+            "stdin has no path, so rule(s) {} (which select files by `files` and expect \
+             matches) cannot run: give --stdin-filename PATH",
+            expecting.join(", ")
+        )));
+    }
     let skipped: Vec<&str> = rules
         .rules
         .iter()
@@ -173,6 +187,7 @@ fn note_unselected(rules: &crate::compile::RuleSet) {
             skipped.join(", ")
         ));
     }
+    Ok(())
 }
 
 /// Which files to read, and whether the result goes to stdout.

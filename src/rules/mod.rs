@@ -114,8 +114,8 @@ pub fn rule_files(path: &Path) -> Result<Vec<PathBuf>, LoadError> {
     Ok(files)
 }
 
-/// The largest rule file read (a pack of thousands of rules is a few MiB); a bigger one, or
-/// one that is not a regular file (`/dev/zero`, a FIFO), is refused before it is read.
+/// The largest rule file read (a pack of thousands of rules is a few MiB); a bigger one is
+/// refused before it is read, a stream (`-r <(...)`, `/dev/zero`) once this much was read.
 pub const MAX_RULE_FILE_BYTES: u64 = 16 << 20;
 
 /// Loads the rules of one file.
@@ -126,7 +126,7 @@ pub fn load_file(path: &Path) -> Result<Vec<Rule>, LoadError> {
 /// The rules of one file that read, and every error of the others (`lint`'s reading: it
 /// reports every mistake, and lints the rules that read).
 pub fn load_file_lenient(path: &Path) -> Result<ReadRules, LoadError> {
-    let bytes = FileError::read_regular(path, MAX_RULE_FILE_BYTES, "rule file", "")?;
+    let bytes = FileError::read_bounded(path, MAX_RULE_FILE_BYTES, "rule file")?;
     let name = path.display().to_string();
     let syntax = Syntax::of(path).unwrap_or(Syntax::Yaml);
     Ok(read_bytes(&name, &bytes, syntax))
