@@ -49,6 +49,37 @@ pub enum TargetError {
         #[label("NUL byte")]
         at: miette::SourceSpan,
     },
+    /// A target declares (PEP 263) an encoding regraft does not read.
+    #[error(
+        "{path} declares the encoding `{name}`, which regraft does not read; it is left untouched"
+    )]
+    #[diagnostic(
+        code(regraft::target::encoding),
+        help("regraft reads UTF-8, ASCII and Latin-1 sources")
+    )]
+    UnknownEncoding {
+        /// The file.
+        path: String,
+        /// The encoding as declared.
+        name: String,
+    },
+    /// The patched text holds a character the file's declared encoding cannot.
+    #[error(
+        "{path} declares an encoding that cannot hold `{character}`, which the patch writes; nothing was written"
+    )]
+    #[diagnostic(code(regraft::target::encoding))]
+    Unencodable {
+        /// The file.
+        path: String,
+        /// The character.
+        character: char,
+        /// The patched text.
+        #[source_code]
+        src: miette::NamedSource<String>,
+        /// Where.
+        #[label("not in the file's encoding")]
+        at: miette::SourceSpan,
+    },
 }
 
 impl TargetError {
@@ -56,7 +87,10 @@ impl TargetError {
     pub fn kind(&self) -> &'static str {
         match self {
             TargetError::File(f) => f.kind(),
-            TargetError::NotUtf8 { .. } | TargetError::NulByte { .. } => "encoding",
+            TargetError::NotUtf8 { .. }
+            | TargetError::NulByte { .. }
+            | TargetError::UnknownEncoding { .. }
+            | TargetError::Unencodable { .. } => "encoding",
         }
     }
 }
@@ -126,8 +160,112 @@ pub fn glob_path(path: &Path) -> String {
     s.strip_prefix("./").map(str::to_string).unwrap_or(s)
 }
 
-/// Decodes a target's bytes, refusing non-UTF-8 and NUL bytes with the offset of the first.
+/// The encoding a source file declares in a PEP 263 coding cookie (a comment on its first or
+/// second line), as CPython reads it; UTF-8 without one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Encoding {
+    /// UTF-8 (and its aliases).
+    Utf8,
+    /// ASCII: UTF-8's first 128 characters only.
+    Ascii,
+    /// Latin-1 (ISO 8859-1): each byte is the character of that number.
+    Latin1,
+    /// Any other codec, which regraft does not read or write (named as written).
+    Other(String),
+}
+
+/// The encoding `start` (a file's first bytes or its text) declares.
+pub fn declared_encoding(start: &[u8]) -> Encoding {
+    static COOKIE: std::sync::LazyLock<regex::bytes::Regex> = std::sync::LazyLock::new(|| {
+        regex::bytes::Regex::new(r"^[ \t\x0c]*#.*?coding[:=][ \t]*([-\w.]+)").expect("valid")
+    });
+    let start = start.strip_prefix(b"\xef\xbb\xbf").unwrap_or(start);
+    let mut lines = start.split(|&b| b == b'\n').take(2);
+    let first = lines.next().unwrap_or_default();
+    // The second line counts only below a first line that holds nothing but a comment.
+    let first_is_comment = first
+        .iter()
+        .find(|b| !b" \t\x0c\r".contains(b))
+        .is_none_or(|&b| b == b'#');
+    let candidates = std::iter::once(first).chain(lines.filter(|_| first_is_comment));
+    for line in candidates {
+        if let Some(name) = COOKIE.captures(line).and_then(|c| c.get(1)) {
+            let name = String::from_utf8_lossy(name.as_bytes())
+                .to_ascii_lowercase()
+                .replace('_', "-");
+            let is = |base: &str| name == base || name.starts_with(&format!("{base}-"));
+            return if is("utf-8") || name == "utf8" {
+                Encoding::Utf8
+            } else if [
+                "latin-1",
+                "latin1",
+                "iso-8859-1",
+                "iso8859-1",
+                "iso-latin-1",
+                "l1",
+            ]
+            .iter()
+            .any(|b| is(b))
+            {
+                Encoding::Latin1
+            } else if name == "ascii" || name == "us-ascii" {
+                Encoding::Ascii
+            } else {
+                Encoding::Other(name)
+            };
+        }
+    }
+    Encoding::Utf8
+}
+
+/// `text`, a target's (patched) text, as the bytes its coding cookie says: Latin-1 files are
+/// written back in Latin-1, never as UTF-8. `Err` names the first character the encoding
+/// cannot hold.
+pub fn encode<'t>(display: &str, text: &'t str) -> Result<std::borrow::Cow<'t, [u8]>, TargetError> {
+    let unencodable = |limit: u32| {
+        text.char_indices()
+            .find(|(_, c)| u32::from(*c) > limit)
+            .map(|(at, c)| TargetError::Unencodable {
+                path: display.to_string(),
+                character: c,
+                src: miette::NamedSource::new(display, text.to_string()),
+                at: span(at..at + c.len_utf8()),
+            })
+    };
+    match declared_encoding(text.as_bytes()) {
+        Encoding::Utf8 | Encoding::Other(_) => Ok(text.as_bytes().into()),
+        Encoding::Ascii => match unencodable(0x7f) {
+            Some(e) => Err(e),
+            None => Ok(text.as_bytes().into()),
+        },
+        Encoding::Latin1 => match unencodable(0xff) {
+            Some(e) => Err(e),
+            None => Ok(text.chars().map(|c| c as u8).collect::<Vec<u8>>().into()),
+        },
+    }
+}
+
+/// Decodes a target's bytes by its coding cookie (UTF-8 without one), refusing bytes its
+/// encoding cannot hold, an encoding regraft does not read, and NUL bytes, with the offset of
+/// the first.
 pub fn decode(display: &str, bytes: Vec<u8>) -> Result<String, TargetError> {
+    match declared_encoding(&bytes[..bytes.len().min(4096)]) {
+        Encoding::Latin1 if memchr::memchr(0, &bytes).is_none() => {
+            return Ok(bytes.iter().map(|&b| char::from(b)).collect());
+        }
+        Encoding::Other(name) => {
+            return Err(TargetError::UnknownEncoding {
+                path: display.to_string(),
+                name,
+            });
+        }
+        _ => {}
+    }
+    decode_utf8(display, bytes)
+}
+
+/// Decodes UTF-8, refusing invalid bytes and NUL bytes with the offset of the first.
+fn decode_utf8(display: &str, bytes: Vec<u8>) -> Result<String, TargetError> {
     if let Some(offset) = memchr::memchr(0, &bytes) {
         let shown = String::from_utf8_lossy(&bytes).replace('\0', "\u{2400}");
         return Err(TargetError::NulByte {

@@ -116,8 +116,9 @@ impl WriteSet {
         &mut self,
         path: &Path,
         original: Option<&[u8]>,
-        contents: &str,
+        contents: impl AsRef<[u8]>,
     ) -> Result<(), WriteError> {
+        let contents = contents.as_ref();
         let target = match fs::canonicalize(path) {
             Ok(real) => real,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound && original.is_none() => {
@@ -133,7 +134,7 @@ impl WriteSet {
             .prefix(".regraft-")
             .tempfile_in(dir)
             .map_err(|e| io(path, e))?;
-        temp.write_all(contents.as_bytes())
+        temp.write_all(contents)
             .and_then(|()| temp.as_file().sync_all())
             .map_err(|e| io(path, e))?;
         match fs::metadata(&target) {

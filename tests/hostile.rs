@@ -283,3 +283,44 @@ fn deleting_calls_nested_twenty_thousand_deep_finishes() {
     // The statement goes, and the module keeps a body.
     assert_eq!(text(&out.stdout), "pass\n");
 }
+
+/// PEP 263: a file declaring Latin-1 is read and written back in Latin-1, never as UTF-8; a
+/// character Latin-1 cannot hold, or an encoding regraft does not read, is refused untouched.
+#[test]
+fn coding_cookies_are_honoured_reading_and_writing() {
+    let dir = tempfile::tempdir().unwrap();
+    let latin1 = b"# -*- coding: latin-1 -*-\nname = 'caf\xe9'\nf(1)\n".to_vec();
+    let write = |rule: &str| {
+        fs::write(dir.path().join("t.py"), &latin1).unwrap();
+        fs::write(dir.path().join("r.yaml"), rule).unwrap();
+        regraft(&["apply", "-r", "r.yaml", "--write", "t.py"], dir.path())
+    };
+    let out = write("id: r\nmatch: \"f($X)\"\naction: {replace: \"g($X, '\u{fc}')\"}\n");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(
+        fs::read(dir.path().join("t.py")).unwrap(),
+        b"# -*- coding: latin-1 -*-\nname = 'caf\xe9'\ng(1, '\xfc')\n"
+    );
+    let out = write("id: r\nmatch: \"f($X)\"\naction: {replace: \"g($X, '\u{20ac}')\"}\n");
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    let words = crate::util::words(&text(&out.stderr));
+    assert!(
+        words.contains("t.py declares an encoding that cannot hold `\u{20ac}`"),
+        "{words}"
+    );
+    assert_eq!(fs::read(dir.path().join("t.py")).unwrap(), latin1);
+    // A cookie on the second line, under a comment line, counts too; an unknown codec is
+    // refused, not read as UTF-8.
+    fs::write(
+        dir.path().join("t.py"),
+        b"#!/usr/bin/env python\n# vim: set fileencoding=shift_jis :\nf(1)\n",
+    )
+    .unwrap();
+    let out = regraft(&["apply", "-r", "r.yaml", "--write", "t.py"], dir.path());
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(
+        crate::util::words(&text(&out.stderr)).contains("declares the encoding `shift-jis`"),
+        "{}",
+        text(&out.stderr)
+    );
+}

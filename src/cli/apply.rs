@@ -373,6 +373,19 @@ fn report_summaries(outcomes: &[Outcome], colors: Colors, written: bool) {
 /// SIGINT and SIGTERM are caught for the write phase: before the renames they cancel it (the
 /// temporary files go, nothing is written); once renames begin, they all finish first.
 fn write_all(changed: &[(&Outcome, &Patched)]) -> Result<(), Error> {
+    // The bytes as read, and the new text in each file's declared encoding (PEP 263): every
+    // file encodes, or nothing is written.
+    let encoded = changed
+        .iter()
+        .map(|(o, p)| {
+            let shown = &o.file.display;
+            Ok((
+                &o.file.path,
+                targets::encode(shown, &o.original)?,
+                targets::encode(shown, &p.output)?,
+            ))
+        })
+        .collect::<Result<Vec<_>, targets::TargetError>>()?;
     use signal_hook::consts::{SIGINT, SIGTERM};
     use std::sync::Arc;
     use std::sync::atomic::{AtomicUsize, Ordering};
@@ -388,11 +401,11 @@ fn write_all(changed: &[(&Outcome, &Patched)]) -> Result<(), Error> {
     };
     let result = (|| {
         let mut set = WriteSet::new();
-        for (o, p) in changed {
+        for (path, original, output) in &encoded {
             if let Some(signal) = signal() {
                 return Err(WriteError::Interrupted { signal });
             }
-            set.stage(&o.file.path, Some(o.original.as_bytes()), &p.output)?;
+            set.stage(path, Some(original), output)?;
         }
         set.commit(&signal)
     })();
@@ -419,7 +432,8 @@ fn emit(outcomes: &[Outcome], plan: &Plan, args: &ApplyArgs, colors: Colors) -> 
     if plan.to_stdout {
         let o = &outcomes[0];
         let text = o.result.as_ref().map_or(&o.original, |p| &p.output);
-        let _ = stdout.write_all(text.as_bytes());
+        let bytes = targets::encode(&o.file.display, text).map_err(Error::from)?;
+        let _ = stdout.write_all(&bytes);
     } else if args.diff && args.format == Format::Human {
         for (o, p) in &changed {
             let diff = unified_diff(&diff_path(&o.file.path), &o.original, &p.output);
