@@ -63,6 +63,31 @@ pub enum WriteError {
         /// The system's reason.
         source: std::io::Error,
     },
+    /// The target is immutable or append-only (`chattr +i`/`+a`): it cannot be replaced.
+    #[error("{path} is {flag}, so it cannot be replaced; nothing was written")]
+    #[diagnostic(
+        code(regraft::write::immutable),
+        help("clear the flag (`chattr -i` / `chattr -a`) to patch it, or leave it out")
+    )]
+    Immutable {
+        /// The target.
+        path: String,
+        /// `immutable` or `append-only`.
+        flag: &'static str,
+    },
+    /// A rename failed after others had replaced their targets; those were put back.
+    #[error(
+        "cannot replace {path}: {source}; the {restored} file(s) already replaced were restored"
+    )]
+    #[diagnostic(code(regraft::write::io))]
+    RolledBack {
+        /// The target whose rename failed.
+        path: String,
+        /// How many were put back.
+        restored: usize,
+        /// The system's reason.
+        source: std::io::Error,
+    },
     /// A signal arrived before the renames began.
     #[error("interrupted by {signal} before any file was written; nothing was changed")]
     #[diagnostic(code(regraft::write::interrupted))]
@@ -126,6 +151,12 @@ impl WriteSet {
             }
             Err(e) => return Err(io(path, e)),
         };
+        if let Some(flag) = unreplaceable(&target) {
+            return Err(WriteError::Immutable {
+                path: path.display().to_string(),
+                flag,
+            });
+        }
         let dir = target
             .parent()
             .filter(|p| !p.as_os_str().is_empty())
@@ -180,28 +211,88 @@ impl WriteSet {
         self,
         interrupted: &dyn Fn() -> Option<&'static str>,
     ) -> Result<usize, WriteError> {
+        // What each target is now (content compared with what was read; identity kept), checked
+        // again by identity right before its own rename, the narrowest window the OS leaves.
+        let mut seen = Vec::with_capacity(self.staged.len());
         for staged in &self.staged {
-            if let Some(original) = &staged.original {
-                let now = fs::read(&staged.target).map_err(|e| io(&staged.shown, e))?;
-                if &now != original {
-                    return Err(WriteError::Changed {
-                        path: staged.shown.display().to_string(),
-                    });
+            seen.push(match &staged.original {
+                Some(original) => {
+                    let now = fs::read(&staged.target).map_err(|e| io(&staged.shown, e))?;
+                    if &now != original {
+                        return Err(WriteError::Changed {
+                            path: staged.shown.display().to_string(),
+                        });
+                    }
+                    identity(&staged.target)
                 }
-            }
+                None => None,
+            });
         }
         if let Some(signal) = interrupted() {
             return Err(WriteError::Interrupted { signal });
         }
         let count = self.staged.len();
-        for staged in self.staged {
-            staged
-                .temp
-                .persist(&staged.target)
-                .map_err(|e| io(&staged.shown, e.error))?;
+        let mut done: Vec<(PathBuf, Option<Vec<u8>>)> = Vec::new();
+        for (staged, seen) in self.staged.into_iter().zip(seen) {
+            let moved = seen.is_some() && identity(&staged.target) != seen;
+            let renamed = if moved {
+                Err(std::io::Error::other(
+                    "it changed on disk (size, time or inode) while the write was under way",
+                ))
+            } else {
+                staged.temp.persist(&staged.target).map_err(|e| e.error)
+            };
+            if let Err(e) = renamed {
+                // Put back what was replaced, so the tree is as it was (best effort: the
+                // originals are in memory, and each goes back by the same stage-and-rename).
+                let restored = done
+                    .iter()
+                    .filter(|(target, original)| {
+                        original
+                            .as_ref()
+                            .is_some_and(|o| write_one(target, None, o).is_ok())
+                    })
+                    .count();
+                return Err(WriteError::RolledBack {
+                    path: staged.shown.display().to_string(),
+                    restored,
+                    source: e,
+                });
+            }
+            done.push((staged.target, staged.original));
         }
         Ok(count)
     }
+}
+
+/// A file's identity for the last check before its rename: device, inode, size and
+/// modification time in nanoseconds.
+fn identity(path: &Path) -> Option<(u64, u64, u64, i64, i64)> {
+    let m = fs::metadata(path).ok()?;
+    Some((m.dev(), m.ino(), m.len(), m.mtime(), m.mtime_nsec()))
+}
+
+/// Whether `target` carries a flag that makes a rename over it fail (`chattr +i`, `+a`):
+/// found while staging, so one such file in a tree stops the write before any rename.
+#[cfg(target_os = "linux")]
+fn unreplaceable(target: &Path) -> Option<&'static str> {
+    use std::os::fd::AsRawFd;
+    // _IOR('f', 1, long): FS_IOC_GETFLAGS; the flags are FS_IMMUTABLE_FL and FS_APPEND_FL.
+    const FS_IOC_GETFLAGS: libc::c_ulong = 0x8008_6601;
+    let file = fs::File::open(target).ok()?;
+    let mut flags: libc::c_long = 0;
+    // SAFETY: the descriptor is open for the call, and `flags` is the long the ioctl fills.
+    let ok = unsafe { libc::ioctl(file.as_raw_fd(), FS_IOC_GETFLAGS as _, &mut flags) } == 0;
+    match (ok, flags & 0x10 != 0, flags & 0x20 != 0) {
+        (true, true, _) => Some("immutable"),
+        (true, _, true) => Some("append-only"),
+        _ => None,
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn unreplaceable(_target: &Path) -> Option<&'static str> {
+    None
 }
 
 /// Gives `file` (the replacement of `target`) every extended attribute `target` has (ACLs,
@@ -227,7 +318,11 @@ fn keep_xattrs(target: &Path, file: &fs::File, shown: &Path) -> Result<(), Write
 
 /// Replaces one file (a rule file `fmt` rewrites, a test snapshot) by the same rules: through
 /// symlinks, keeping owner and mode, refusing if it changed since `original` was read.
-pub fn write_one(path: &Path, original: Option<&[u8]>, contents: &str) -> Result<(), WriteError> {
+pub fn write_one(
+    path: &Path,
+    original: Option<&[u8]>,
+    contents: impl AsRef<[u8]>,
+) -> Result<(), WriteError> {
     let mut set = WriteSet::new();
     set.stage(path, original, contents)?;
     set.commit(&|| None).map(|_| ())
@@ -373,6 +468,26 @@ mod tests {
         set.stage(&a, Some(b"x = 1\n"), "x = 2\n").unwrap();
         let err = set.commit(&|| Some("SIGINT")).unwrap_err();
         assert!(matches!(err, WriteError::Interrupted { .. }));
+        assert_eq!(fs::read_to_string(&a).unwrap(), "x = 1\n");
+        assert!(temps(dir.path()).is_empty());
+    }
+
+    #[test]
+    fn a_rename_that_fails_midway_puts_back_what_was_replaced() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b) = (dir.path().join("a.py"), dir.path().join("b.py"));
+        fs::write(&a, "x = 1\n").unwrap();
+        let mut set = WriteSet::new();
+        set.stage(&a, Some(b"x = 1\n"), "x = 2\n").unwrap();
+        set.stage(&b, None, "y = 2\n").unwrap();
+        // After staging, `b.py` becomes a folder: its rename fails after `a.py`'s went in.
+        fs::create_dir(&b).unwrap();
+        fs::write(b.join("keep"), "").unwrap();
+        let err = set.commit(&|| None).unwrap_err();
+        assert!(
+            matches!(err, WriteError::RolledBack { restored: 1, .. }),
+            "{err}"
+        );
         assert_eq!(fs::read_to_string(&a).unwrap(), "x = 1\n");
         assert!(temps(dir.path()).is_empty());
     }

@@ -194,3 +194,43 @@ unsafe extern "C" {
     #[link_name = "kill"]
     fn libc_kill(pid: i32, signal: i32) -> i32;
 }
+
+/// One immutable file (`chattr +i`) in the middle of a tree: nothing is written anywhere, and
+/// no file is reported patched.
+#[test]
+fn an_immutable_file_in_a_tree_stops_every_write() {
+    let dir = tempfile::tempdir().unwrap();
+    for d in ["a", "b", "c"] {
+        std::fs::create_dir(dir.path().join(d)).unwrap();
+        std::fs::write(dir.path().join(d).join("m.py"), "f(1)\n").unwrap();
+    }
+    let middle = dir.path().join("b/m.py");
+    let chattr = |flag: &str| {
+        std::process::Command::new("chattr")
+            .arg(flag)
+            .arg(&middle)
+            .status()
+            .is_ok_and(|s| s.success())
+    };
+    if !chattr("+i") {
+        return; // needs root and a file system with the flag
+    }
+    std::fs::write(
+        dir.path().join("r.yaml"),
+        "id: r\nmatch: \"f($X)\"\naction: {replace: \"g($X)\"}\n",
+    )
+    .unwrap();
+    let out = crate::util::regraft(
+        &["apply", "-r", "r.yaml", "--write", "a", "b", "c"],
+        dir.path(),
+    );
+    chattr("-i");
+    let stderr = crate::util::text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("b/m.py is immutable"), "{stderr}");
+    assert!(!stderr.contains("patched"), "{stderr}");
+    for d in ["a", "b", "c"] {
+        let text = std::fs::read_to_string(dir.path().join(d).join("m.py")).unwrap();
+        assert_eq!(text, "f(1)\n", "{d}/m.py was written");
+    }
+}

@@ -107,10 +107,14 @@ pub(super) fn run(args: ApplyArgs, colors: Colors) -> Result<u8, Error> {
         return Ok(exit);
     }
     let written = args.write && !plan.stdin;
-    if args.format == Format::Human {
+    // A write that fails reports no file as patched: the summaries follow the write.
+    if args.format == Format::Human && !written {
         report_summaries(&outcomes, colors, written);
     }
     let code = emit(&outcomes, &plan, &args, colors)?;
+    if args.format == Format::Human && written {
+        report_summaries(&outcomes, colors, written);
+    }
     print_findings(&outcomes, &args, written)?;
     Ok(code)
 }
