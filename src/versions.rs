@@ -121,7 +121,10 @@ impl VersionEnv {
                 Some("egg-info") => path.join("PKG-INFO"),
                 _ => continue,
             };
-            let Ok(text) = fs::read_to_string(&file) else {
+            // A regular file of bounded size only: a FIFO would block the read forever and a
+            // link to /dev/zero would never end (neither is opened).
+            let bytes = crate::source::FileError::read_regular(&file, 4 << 20, "metadata file", "");
+            let Some(text) = bytes.ok().and_then(|b| String::from_utf8(b).ok()) else {
                 continue;
             };
             let header = |key: &str| {
@@ -262,5 +265,26 @@ mod tests {
         let mut env = VersionEnv::default();
         env.read_site_packages(dir.path()).unwrap();
         assert_eq!(env.get("transformers").unwrap().to_string(), "4.52.4");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn metadata_that_is_a_fifo_or_dev_zero_is_passed_over_without_hanging() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("a-1.0.dist-info");
+        fs::create_dir(&fifo).unwrap();
+        let path = std::ffi::CString::new(fifo.join("METADATA").to_str().unwrap()).unwrap();
+        // SAFETY: a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(path.as_ptr(), 0o600) }, 0);
+        let zero = dir.path().join("b-1.0.dist-info");
+        fs::create_dir(&zero).unwrap();
+        std::os::unix::fs::symlink("/dev/zero", zero.join("METADATA")).unwrap();
+        let ok = dir.path().join("c-2.0.dist-info");
+        fs::create_dir(&ok).unwrap();
+        fs::write(ok.join("METADATA"), "Name: c\nVersion: 2.0\n").unwrap();
+        let mut env = VersionEnv::default();
+        env.read_site_packages(dir.path()).unwrap();
+        assert_eq!(env.get("c").unwrap().to_string(), "2.0");
+        assert!(env.get("a").is_none() && env.get("b").is_none());
     }
 }
