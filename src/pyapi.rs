@@ -82,7 +82,8 @@ fn to_py_err(py: Python<'_>, error: &Error) -> PyErr {
             PatchError::Conflict { .. } => ConflictError::new_err(message),
             PatchError::TargetSyntax { .. }
             | PatchError::MixedLineEnds { .. }
-            | PatchError::UnparseableResult { .. } => ParseError::new_err(message),
+            | PatchError::UnparseableResult { .. }
+            | PatchError::UnresolvedName { .. } => ParseError::new_err(message),
             PatchError::Action { .. } | PatchError::NotIdempotent { .. } => {
                 ActionError::new_err(message)
             }

@@ -21,7 +21,7 @@ action: {replace: "log($X)"}
 expect: {min: 0}
 "#;
 
-const MODEL: &str = "class M:\n    def __init__(self):\n        self.n = 1\n\n    def forward(self, x):\n        x = layer(x)\n        print(x)\n        return x\n";
+const MODEL: &str = "from lib import checkpoint, layer, log\n\n\nclass M:\n    def __init__(self):\n        self.n = 1\n\n    def forward(self, x):\n        x = layer(x)\n        print(x)\n        return x\n";
 
 #[test]
 fn a_group_applies_together() {
@@ -68,11 +68,12 @@ fn a_when_probe_sees_the_output_of_the_rules_it_runs_after() {
     // `y` is active only where `x` wrote `marker()`: its probe must be read on x's output,
     // not on the file as read (which made the fixed-point check call it not idempotent).
     let chain = "id: x\nmatch: \"def forward($$$P): $$$B\"\naction: {prepend_body: \"marker()\"}\nexpect: 1\n---\nid: y\nafter: [x]\nwhen: {has: \"marker()\"}\nmatch: \"def forward($$$P): $$$B\"\nunless: \"second()\"\naction: {append_body: \"second()\"}\nexpect: 1\n";
-    let source = "class M:\n    def forward(self, x):\n        y = x\n";
+    let source =
+        "from lib import marker, second\n\n\nclass M:\n    def forward(self, x):\n        y = x\n";
     let out = patch(&rules(chain), &versions(&[]), "m.py", source)
         .unwrap_or_else(|e| panic!("{}", crate::util::render(&e)));
     assert_eq!(
         out.output,
-        "class M:\n    def forward(self, x):\n        marker()\n        y = x\n        second()\n"
+        "from lib import marker, second\n\n\nclass M:\n    def forward(self, x):\n        marker()\n        y = x\n        second()\n"
     );
 }

@@ -91,10 +91,15 @@ fn captures_keep_their_meaning_wherever_a_template_puts_them() {
             "id: p\nmatch: \"y = $X\"\naction: {{replace: {:?}}}\nexpect: 1\n",
             format!("z = {template}")
         );
-        let source = format!("y = {x}\n");
+        // The template's own names (`g`, `cond`, ...) come from a star import, as a name an
+        // edit introduces must come from somewhere.
+        let source = format!("from lib import *\ny = {x}\n");
         let out = patch(&rules(&rule), &versions(&[]), "m.py", &source)
             .unwrap_or_else(|e| panic!("{x} in {template}: {}", render(&e)));
-        let intended = format!("z = {}\n", template.replace("$X", &format!("({x})")));
+        let intended = format!(
+            "from lib import *\nz = {}\n",
+            template.replace("$X", &format!("({x})"))
+        );
         payload.push(serde_json::json!([out.output, intended, x, template]));
     }
     const CHECK: &str = r#"

@@ -79,9 +79,14 @@ fn each_family_plans_its_edit() {
         "def f(a):\n    pass\n",
         "a block's only statement becomes `pass`"
     );
+    let with_torch = format!("import torch\n{src}");
     assert_eq!(
-        patched("def f($$$P): $$$B", "{add_decorator: torch.no_grad}", src),
-        "@torch.no_grad\ndef f(a):\n    g(a, x=1, y=2)\n"
+        patched(
+            "def f($$$P): $$$B",
+            "{add_decorator: torch.no_grad}",
+            &with_torch
+        ),
+        "import torch\n@torch.no_grad\ndef f(a):\n    g(a, x=1, y=2)\n"
     );
     assert_eq!(
         patched("def f($$$P): $$$B", "{rename: {from: a, to: b}}", src),

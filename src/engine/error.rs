@@ -166,6 +166,29 @@ pub enum PatchError {
         at: SourceSpan,
     },
 
+    /// The patched text reads a name nothing in the file provides (see `python::names`).
+    #[error("patching {path} would leave a name undefined ({reason}); nothing was written")]
+    #[diagnostic(
+        code(regraft::result::name),
+        help(
+            "import or define it in the file (another rule can add the import), or write the template without it; rule(s) {rules}"
+        )
+    )]
+    UnresolvedName {
+        /// The target's path.
+        path: String,
+        /// Which name, and why it does not resolve.
+        reason: String,
+        /// The rules whose edits went in.
+        rules: String,
+        /// The patched text.
+        #[source_code]
+        src: crate::source::Source,
+        /// Where the new code reads it.
+        #[label("read here, defined nowhere")]
+        at: SourceSpan,
+    },
+
     /// Applying the rules to their own output would change it again.
     #[error("rule `{rule}` is not idempotent: applied to its own output it edits {path} again")]
     #[diagnostic(
@@ -207,7 +230,8 @@ impl PatchError {
         match self {
             PatchError::TargetSyntax { .. }
             | PatchError::MixedLineEnds { .. }
-            | PatchError::UnparseableResult { .. } => None,
+            | PatchError::UnparseableResult { .. }
+            | PatchError::UnresolvedName { .. } => None,
             PatchError::Drift { rule, .. }
             | PatchError::Action { rule, .. }
             | PatchError::Pin { rule, .. }
@@ -226,6 +250,7 @@ impl PatchError {
             PatchError::Action { .. } => "action",
             PatchError::Pin { .. } => "pin",
             PatchError::UnparseableResult { .. } => "unparseable-result",
+            PatchError::UnresolvedName { .. } => "unresolved-name",
             PatchError::NotIdempotent { .. } => "not-idempotent",
         }
     }

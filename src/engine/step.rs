@@ -142,12 +142,29 @@ impl Engine<'_> {
             .iter()
             .map(|&r| format!("`{}`", self.rules.rule(r).id()))
             .collect();
-        let error = PatchError::UnparseableResult {
-            path: path.to_string(),
-            reason: rejected.reason,
-            rules: names.join(", "),
-            at: span(rejected.at),
-            src: SourceFile::new(path, rejected.output).named_source(),
+        let (path, reason, named, at, src) = (
+            path.to_string(),
+            rejected.reason,
+            names.join(", "),
+            span(rejected.at),
+            SourceFile::new(path, rejected.output).named_source(),
+        );
+        let error = if rejected.unresolved_name {
+            PatchError::UnresolvedName {
+                path,
+                reason,
+                rules: named,
+                src,
+                at,
+            }
+        } else {
+            PatchError::UnparseableResult {
+                path,
+                reason,
+                rules: named,
+                at,
+                src,
+            }
         };
         (rules, error)
     }

@@ -7,7 +7,7 @@ use super::PatchError;
 use super::outcome::{RuleStatus, Survey};
 use super::parsed::{Parsed, error_span};
 use crate::edit::{self, PlannedEdit};
-use crate::python::{compile_check, cpython, describe_syntax_error, first_syntax_error};
+use crate::python::{compile_check, cpython, describe_syntax_error, first_syntax_error, names};
 use crate::source::{SourceFile, span};
 
 /// A result that does not parse: why, where, and the text.
@@ -18,6 +18,8 @@ pub(crate) struct Rejected {
     pub at: Range<usize>,
     /// The result.
     pub output: String,
+    /// Whether it parses and compiles but reads a name nothing provides.
+    pub unresolved_name: bool,
 }
 
 /// Applies ordered `planned` edits to `text` (parsed as `parsed`) and parses the result: only
@@ -43,11 +45,54 @@ pub(crate) fn apply_and_reparse(
             error_span(error, &output),
         ),
         None => match cpython_error(text, planned, &output, &reparsed) {
-            None => return Ok((output, reparsed)),
             Some(e) => (format!("CPython rejects it: {}", e.message), e.range),
+            None => match unresolved_name(text, planned, &output, &reparsed) {
+                None => return Ok((output, reparsed)),
+                Some((reason, at)) => {
+                    return Err(Rejected {
+                        reason,
+                        at,
+                        output,
+                        unresolved_name: true,
+                    });
+                }
+            },
         },
     };
-    Err(Rejected { reason, at, output })
+    Err(Rejected {
+        reason,
+        at,
+        output,
+        unresolved_name: false,
+    })
+}
+
+/// The first name the edits read that nothing else in `output` provides (see
+/// `python::names`), as a refusal's reason and place.
+fn unresolved_name(
+    text: &str,
+    planned: &[PlannedEdit],
+    output: &str,
+    reparsed: &Parsed,
+) -> Option<(String, Range<usize>)> {
+    let shifts = edit::Shifts::new(planned);
+    let edits: Vec<(Range<usize>, &str)> = planned
+        .iter()
+        .map(|p| {
+            let start = shifts.moved(p.edit.range.start);
+            (
+                start..start + p.edit.text.len(),
+                &text[p.edit.range.clone()],
+            )
+        })
+        .collect();
+    let (name, at) = names::first_unresolved(text, output, reparsed.tree.root_node(), &edits)?;
+    Some((
+        format!(
+            "the edit reads `{name}`, which is no builtin, and nothing else in the file defines, imports or binds it: a NameError when it runs"
+        ),
+        at,
+    ))
 }
 
 /// Records a failure in `survey` when `again`, the rules run on its output, edited anything:

@@ -3,6 +3,7 @@
 pub mod compile_check;
 pub mod cpython;
 pub mod grammar;
+pub mod names;
 pub mod regions;
 
 use std::cell::RefCell;
