@@ -574,3 +574,30 @@ fn quiet_and_verbose_say_less_and_more_on_stderr() {
     assert_eq!(silent.status.code(), Some(2));
     assert_eq!(text(&silent.stderr), "");
 }
+
+/// A template that unwraps (`replace: "$X"`) has no shape to recognise once applied: a
+/// patched file and a drifted one look the same. `--check` after `--write` passes, saying so
+/// in a warning; neither file is called "already applied".
+#[test]
+fn an_unwrapping_template_never_calls_drift_already_applied() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("r.yaml"),
+        "id: unwrap\nmatch: \"wrap($X)\"\naction: {replace: \"$X\"}\nexpect: 1\n",
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("t.py"), "y = wrap(a + b)\n").unwrap();
+    std::fs::write(dir.path().join("d.py"), "y = other(a)\n").unwrap();
+    let out = crate::util::regraft(&["apply", "-r", "r.yaml", "--write", "t.py"], dir.path());
+    assert_eq!(out.status.code(), Some(0));
+    for file in ["t.py", "d.py"] {
+        let out = crate::util::regraft(&["apply", "-r", "r.yaml", "--check", file], dir.path());
+        let stderr = crate::util::text(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{stderr}");
+        assert!(!stderr.contains("already applied"), "{stderr}");
+        assert!(
+            stderr.contains("warning (cannot tell patched from drift)"),
+            "{stderr}"
+        );
+    }
+}

@@ -358,10 +358,13 @@ fn report_summaries(outcomes: &[Outcome], colors: Colors, written: bool) {
                     crate::engine::PatchError::Action { .. } => "on_refuse",
                     _ => "on_miss",
                 };
-                err(format!(
-                    "warning ({policy}: warn): {}",
-                    render(warning, colors.stderr)
-                ));
+                let rendered = render(warning, colors.stderr);
+                let why = if rendered.contains("the template is a bare capture") {
+                    "cannot tell patched from drift".to_string()
+                } else {
+                    format!("{policy}: warn")
+                };
+                err(format!("warning ({why}): {rendered}"));
             }
             for line in summary(&o.file.display, p, written) {
                 super::info(line + "\n");

@@ -144,10 +144,22 @@ pub(super) fn compile_rule_all(rule: Rule) -> Result<CompiledRule, Vec<RuleError
     // deletion shows only as an absence, which means something only within a named scope.
     let first = rule.patterns.first().map_or("", |p| p.text.as_str());
     let shape = actions::unit(&rule.action).applied_shape(&rule.action.args, first);
+    let bare = |p: &Pattern| {
+        matches!(
+            p.root,
+            crate::pattern::PatNode::Var(_) | crate::pattern::PatNode::Multi(_)
+        )
+    };
+    let mut unwitnessed = false;
     let applied = match shape {
         AppliedShape::Code(text) => Pattern::compile(&text)
             .ok()
             .filter(|p| p.root != pattern.root)
+            .filter(|p| {
+                // A bare capture matches anything: it would call every file patched.
+                unwitnessed = bare(p);
+                !unwitnessed
+            })
             .map(Applied::Shape),
         AppliedShape::Absent if rule.inside.class.is_some() || rule.inside.function.is_some() => {
             Some(Applied::Absence)
@@ -158,6 +170,7 @@ pub(super) fn compile_rule_all(rule: Rule) -> Result<CompiledRule, Vec<RuleError
         rule,
         pattern,
         applied,
+        unwitnessed,
         loop_patterns,
         files,
         query_source,

@@ -195,12 +195,15 @@ impl<'r> Engine<'r> {
             .misses
             .into_iter()
             .filter(|(rule, e)| {
-                let rule = &self.rules.rule(*rule).rule;
+                let compiled = self.rules.rule(*rule);
+                let rule = &compiled.rule;
                 let policy = match e {
                     PatchError::Action { .. } => rule.on_refuse,
                     _ => rule.on_miss,
                 };
+                // A rule that cannot tell its patch from drift says so whatever its policy.
                 policy == Policy::Warn
+                    || compiled.unwitnessed && matches!(e, PatchError::Drift { .. })
             })
             .map(|(_, e)| e)
             .collect();

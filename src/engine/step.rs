@@ -182,12 +182,7 @@ impl Engine<'_> {
         let file = || SourceFile::new(input.path, input.text);
         let mut plan = RulePlan::new(rule, id);
         let mut failed = false;
-        if input.check_expect
-            && self.counts_expect(rule)
-            && let Some(expect) = rule.rule.expect
-            && let Some(miss) = missed_expect(rule, expect, matches, input, &file)
-        {
-            plan.record(miss, rule.rule.on_miss);
+        if self.expect_missed(rule, matches, input, &mut plan) {
             failed = true;
         }
         let mut written = 0usize;
@@ -243,6 +238,39 @@ impl Engine<'_> {
         let applied = matches.iter().any(|m| m.applied);
         plan.report.status = status(rule, &plan.report.matches, failed, applied);
         plan
+    }
+
+    /// Records a missed `expect` in `plan`; `true` where it fails the rule.
+    fn expect_missed(
+        &self,
+        rule: &CompiledRule,
+        matches: &[Found<'_>],
+        input: &StepInput<'_>,
+        plan: &mut RulePlan,
+    ) -> bool {
+        let file = || SourceFile::new(input.path, input.text);
+        let Some(expect) = rule
+            .rule
+            .expect
+            .filter(|_| input.check_expect && self.counts_expect(rule))
+        else {
+            return false;
+        };
+        let Some(mut miss) = missed_expect(rule, expect, matches, input, &file) else {
+            return false;
+        };
+        if rule.unwitnessed && matches.is_empty() {
+            // Patched or drifted: this rule cannot tell. Said, not failed, not "applied".
+            if let PatchError::Drift { scope, .. } = &mut miss {
+                scope.push_str(
+                    "; the template is a bare capture, so a file it patched looks like one that drifted: a warning, not a failure",
+                );
+            }
+            plan.misses.push(miss);
+            return false;
+        }
+        plan.record(miss, rule.rule.on_miss);
+        true
     }
 
     /// Orders the planned edits; two rules whose edits overlap both fail, and the others
