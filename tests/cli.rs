@@ -601,3 +601,35 @@ fn an_unwrapping_template_never_calls_drift_already_applied() {
         );
     }
 }
+
+/// A pin whose file is not among the targets: under `--check` it fails, as `matrix` calls it
+/// missing; applied to part of a tree without `--check`, the rule is only mentioned.
+#[test]
+fn a_rule_whose_files_select_no_target_fails_the_check() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("pkg")).unwrap();
+    std::fs::write(dir.path().join("pkg/a.py"), "x = 1\n").unwrap();
+    std::fs::write(
+        dir.path().join("p.yaml"),
+        "id: pin\nfiles: [\"**/pkg/missing.py\"]\nmatch: \"def forward($$$P): $$$B\"\nexpect: 1\n---\nid: loose\nfiles: [\"**/other.py\"]\nmatch: \"f($X)\"\naction: {replace: \"g($X)\"}\nexpect: {min: 0}\n",
+    )
+    .unwrap();
+    let out = crate::util::regraft(&["apply", "-r", "p.yaml", "--check", "pkg"], dir.path());
+    let stderr = crate::util::text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("error: rule `pin` selects no file of the targets (files: **/pkg/missing.py), and it expects matches there"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("warning: rule `loose` selects no file of the targets"),
+        "{stderr}"
+    );
+    let out = crate::util::regraft(&["apply", "-r", "p.yaml", "--diff", "pkg"], dir.path());
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        crate::util::text(&out.stderr)
+    );
+}

@@ -98,7 +98,7 @@ pub(super) fn run(args: ApplyArgs, colors: Colors) -> Result<u8, Error> {
         note_unselected(&rules)?;
     }
     let outcomes = patch_all(&engine, &versions, &plan, &args);
-    let exit = report_failures(&outcomes, &args, colors);
+    let exit = report_failures(&outcomes, &args, colors).max(unselected(&rules, &plan, &args));
     if exit != 0 {
         print_findings(&outcomes, &args, false)?;
         if args.write {
@@ -160,6 +160,38 @@ fn print_findings(outcomes: &[Outcome], args: &ApplyArgs, written: bool) -> Resu
         }
     }
     super::out(render_findings(args.format, &findings).unwrap_or_default())
+}
+
+/// Rules whose `files` select none of the targets. Under `--check` (a CI's drift check), one
+/// that expects matches there fails, as `matrix` calls it missing (exit 1), and any other is a
+/// warning; otherwise (a pack applied to some of its files) it is said under `-v`.
+fn unselected(rules: &crate::compile::RuleSet, plan: &Plan, args: &ApplyArgs) -> u8 {
+    if plan.stdin || plan.files.is_empty() {
+        return 0;
+    }
+    let mut exit = 0;
+    for rule in rules.rules.iter().filter(|r| !r.rule.files.is_empty()) {
+        if plan.files.iter().any(|f| rule.selects(&f.display)) {
+            continue;
+        }
+        let globs: Vec<&str> = rule.rule.files.iter().map(|g| g.value.as_str()).collect();
+        let expects = rule.rule.expect.is_some_and(|e| e.min > 0)
+            && rule.rule.on_miss == crate::rules::model::Policy::Error;
+        let line = format!(
+            "rule `{}` selects no file of the targets (files: {})",
+            rule.id(),
+            globs.join(", ")
+        );
+        if expects && args.check {
+            err(format!("error: {line}, and it expects matches there\n"));
+            exit = 1;
+        } else if args.check {
+            err(format!("warning: {line}\n"));
+        } else {
+            super::detail(format!("{line}\n"));
+        }
+    }
+    exit
 }
 
 /// Stdin has no path for `files` globs to select: says which rules therefore did not run, and
