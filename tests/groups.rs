@@ -77,3 +77,35 @@ fn a_when_probe_sees_the_output_of_the_rules_it_runs_after() {
         "from lib import marker, second\n\n\nclass M:\n    def forward(self, x):\n        marker()\n        y = x\n        second()\n"
     );
 }
+
+/// A group whose rules edit several files applies in all of them or none: a rename in one file
+/// and not in its importer would be an ImportError.
+#[test]
+fn a_group_across_files_applies_in_all_or_none() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.py"), "def old_name():\n    return 1\n").unwrap();
+    // The importer drifted: it imports the name differently, so its member misses (a warning).
+    std::fs::write(dir.path().join("b.py"), "import a\n\nx = a.old_name()\n").unwrap();
+    std::fs::write(
+        dir.path().join("r.yaml"),
+        "id: def\ngroup: rename\nfiles: [\"**/a.py\"]\nmatch: \"def old_name(): $$$B\"\naction: {replace: \"def new_name(): $$$B\"}\nexpect: 1\n---\nid: import\ngroup: rename\nfiles: [\"**/b.py\"]\nmatch: \"from a import old_name\"\naction: {replace: \"from a import new_name\"}\nexpect: 1\non_miss: warn\n",
+    )
+    .unwrap();
+    let out = crate::util::regraft(
+        &["apply", "-r", "r.yaml", "--write", "a.py", "b.py"],
+        dir.path(),
+    );
+    let stderr = crate::util::text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains(
+            "warning: group `rename` left out of a.py too: member `import` failed in b.py"
+        ),
+        "{stderr}"
+    );
+    let a = std::fs::read_to_string(dir.path().join("a.py")).unwrap();
+    assert_eq!(
+        a, "def old_name():\n    return 1\n",
+        "nothing of the group lands anywhere"
+    );
+}

@@ -272,8 +272,62 @@ fn patch_all(
     plan: &Plan,
     args: &ApplyArgs,
 ) -> Vec<Outcome> {
-    plan.files
-        .clone()
+    let outcomes = patch_files(engine, versions, plan, args, plan.files.clone());
+    // A group applies in every file of the tree or in none: one that failed in some file (a
+    // member's miss under `on_miss: warn`) is left out of the files where it applied too.
+    let mut failed: Vec<(String, String, String)> = Vec::new();
+    for o in &outcomes {
+        for r in o.result.iter().flat_map(|p| &p.rules) {
+            let group = engine.rule_group(r.index);
+            if r.status == RuleStatus::Failed
+                && let Some(group) = group
+                && !failed.iter().any(|(g, _, _)| g == group)
+            {
+                failed.push((group.to_string(), r.rule.clone(), o.file.display.clone()));
+            }
+        }
+    }
+    if failed.is_empty() {
+        return outcomes;
+    }
+    let excluded = engine.group_members(failed.iter().map(|(g, _, _)| g.as_str()));
+    let (again, kept): (Vec<Outcome>, Vec<Outcome>) = outcomes.into_iter().partition(|o| {
+        o.result
+            .iter()
+            .flat_map(|p| &p.rules)
+            .any(|r| r.status == RuleStatus::Applied && excluded.contains(&r.index))
+    });
+    for o in &again {
+        for (group, member, file) in &failed {
+            err(format!(
+                "warning: group `{group}` left out of {} too: member `{member}` failed in {file}\n",
+                o.file.display
+            ));
+        }
+    }
+    let files = again.into_iter().map(|o| o.file).collect();
+    let without = engine.excluding(&excluded);
+    let mut outcomes = kept;
+    outcomes.extend(patch_files(&without, versions, plan, args, files));
+    let order: std::collections::HashMap<&std::path::Path, usize> = plan
+        .files
+        .iter()
+        .enumerate()
+        .map(|(i, f)| (f.path.as_path(), i))
+        .collect();
+    outcomes.sort_by_key(|o| order.get(o.file.path.as_path()).copied());
+    outcomes
+}
+
+/// Reads and patches `files`, in parallel.
+fn patch_files(
+    engine: &Engine<'_>,
+    versions: &VersionEnv,
+    plan: &Plan,
+    args: &ApplyArgs,
+    files: Vec<TargetFile>,
+) -> Vec<Outcome> {
+    files
         .into_par_iter()
         .map(|file| {
             let original = if plan.stdin {

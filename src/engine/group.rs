@@ -38,6 +38,7 @@ impl Engine<'_> {
         let excluded: Vec<RuleId> = (0..self.rules.rules.len())
             .map(RuleId)
             .filter(|&id| group_of(id).is_some_and(|g| failed.iter().any(|(f, _)| f == g)))
+            .chain(self.excluded.iter().copied())
             .collect();
         let mut second = self.survey_excluding(target, &excluded)?;
         let concerns = |rules: &[RuleId]| rules.iter().any(|r| excluded.contains(r));

@@ -75,6 +75,8 @@ pub struct Engine<'r> {
     /// time): rules scoped to another class or function do not run, and rules scoped to none
     /// do not count their `expect` (their sites may lie elsewhere in the module).
     unit: Option<&'r str>,
+    /// Rules left out everywhere: members of a group that failed in another file.
+    excluded: &'r [RuleId],
 }
 
 impl<'r> Engine<'r> {
@@ -93,6 +95,7 @@ impl<'r> Engine<'r> {
             signature_context: None,
             modules: None,
             unit: None,
+            excluded: &[],
         }
     }
 
@@ -115,6 +118,34 @@ impl<'r> Engine<'r> {
     pub fn with_modules(mut self, modules: &'r dyn crate::modules::ModuleSource) -> Self {
         self.modules = Some(modules);
         self
+    }
+
+    /// Leaves `rules` out of every file: a group that failed in one file of a tree is left out
+    /// of all of them (a rename in one file and not in its importer would break the import).
+    pub fn excluding(mut self, rules: &'r [RuleId]) -> Self {
+        self.excluded = rules;
+        self
+    }
+
+    /// The group rule `id` belongs to, if any.
+    pub fn rule_group(&self, id: RuleId) -> Option<&'r str> {
+        self.rules
+            .rule(id)
+            .rule
+            .group
+            .as_ref()
+            .map(|g| g.value.as_str())
+    }
+
+    /// Every rule of the named groups.
+    pub fn group_members<'g>(&self, groups: impl Iterator<Item = &'g str> + Clone) -> Vec<RuleId> {
+        (0..self.rules.rules.len())
+            .map(RuleId)
+            .filter(|&id| {
+                self.rule_group(id)
+                    .is_some_and(|g| groups.clone().any(|x| x == g))
+            })
+            .collect()
     }
 
     /// Runs on the source of one top-level class or function, `name` (see `unit`).
@@ -226,7 +257,7 @@ impl<'r> Engine<'r> {
                 path: target.path,
                 source: &lf,
             };
-            let first = self.survey_excluding(lf_target, &[])?;
+            let first = self.survey_excluding(lf_target, self.excluded)?;
             let mut survey = self.settle_groups(lf_target, first)?;
             survey.output = survey.output.replace('\n', "\r");
             for edit in survey
@@ -239,7 +270,7 @@ impl<'r> Engine<'r> {
             }
             return Ok(survey);
         }
-        let first = self.survey_excluding(target, &[])?;
+        let first = self.survey_excluding(target, self.excluded)?;
         self.settle_groups(target, first)
     }
 
