@@ -118,15 +118,16 @@ impl<'t> ArgList<'t> {
             return items_joined(items, ", ");
         };
         let last = self.args.len() - 1;
-        let kept: Vec<usize> = items
-            .iter()
-            .filter_map(|i| match i {
-                Item::Old { index, .. } => Some(*index),
-                Item::New(_) => None,
-            })
-            .collect();
+        // Which arguments stay, by index (a search of a list per argument was quadratic in a
+        // call of 300,000 keywords).
+        let mut kept = vec![false; self.args.len()];
+        for item in items {
+            if let Item::Old { index, .. } = item {
+                kept[*index] = true;
+            }
+        }
         let mut orphans: Vec<(usize, &str)> = (0..last)
-            .filter(|i| !kept.contains(i))
+            .filter(|&i| !kept[i])
             .flat_map(|i| comments(self.gap_after(i)).map(move |c| (i, c)))
             .collect();
         let prefix = &self.source[self.inner.start..first.node.start_byte()];
