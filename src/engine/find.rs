@@ -346,7 +346,27 @@ fn applied_sites<'t>(
     cache: &scope::ScopeCache<'t>,
 ) -> Vec<Found<'t>> {
     let mut out = Vec::new();
-    for node in crate::python::named_descendants(root) {
+    // Only subtrees holding the shape's longest name can hold a site: the walk enters no
+    // other (a whole-tree walk per rule and step made an `after:` chain quadratic).
+    let word = applied
+        .source
+        .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '$'))
+        .filter(|w| !w.starts_with('$') && !w.is_empty())
+        .max_by_key(|w| w.len());
+    let at: Option<Vec<usize>> =
+        word.map(|w| memchr::memmem::find_iter(text.as_bytes(), w).collect());
+    let may_hold = |n: &Node<'_>| {
+        at.as_ref().is_none_or(|at| {
+            let i = at.partition_point(|&o| o < n.start_byte());
+            at.get(i).is_some_and(|&o| o < n.end_byte())
+        })
+    };
+    let mut stack = vec![root];
+    let mut cursor = root.walk();
+    while let Some(node) = stack.pop() {
+        let before = stack.len();
+        stack.extend(node.named_children(&mut cursor).filter(|c| may_hold(c)));
+        stack[before..].reverse();
         // The shape alone first: cheap, and it fails almost everywhere.
         if applied.root.kind().is_some_and(|k| k != node.kind())
             || matcher

@@ -136,17 +136,15 @@ fn cpython_error(
         })
         .collect();
     let touches = |r: &Range<usize>| edited.iter().any(|e| e.start <= r.end && r.start <= e.end);
-    let chunks: Vec<Range<usize>> = match &reparsed.regions {
-        Some(regions) => regions.iter().filter(|r| touches(r)).cloned().collect(),
-        None => {
-            let root = reparsed.tree.root_node();
-            let mut cursor = root.walk();
-            root.children(&mut cursor)
-                .map(|n| n.byte_range())
-                .filter(|r| touches(r))
-                .collect()
-        }
-    };
+    // The top-level statements of the tree (of a region parse, the regions' statements: a
+    // region of many adjacent statements is not checked whole at every step).
+    let root = reparsed.tree.root_node();
+    let mut cursor = root.walk();
+    let chunks: Vec<Range<usize>> = root
+        .children(&mut cursor)
+        .map(|n| n.byte_range())
+        .filter(|r| touches(r))
+        .collect();
     let clean = chunks.iter().all(|chunk| {
         // A statement nested in a block is checked as the body of `if 1:`, at its own indent.
         let line_start = output[..chunk.start].rfind('\n').map_or(0, |i| i + 1);

@@ -4,8 +4,9 @@
 //! the new code itself, not a builtin) must be a name the rest of the file holds in code — a
 //! definition, an import, a parameter, an assignment — or the edit is refused naming it.
 //!
-//! What is checked: that the name exists in the file's code outside the edit (ruff's tokens, so
-//! comments and strings do not count). What is not: that its binding is visible from the
+//! What is checked: that the name stands somewhere else in the file (as a whole word; a
+//! mention in a comment or string is taken as enough, which keeps the check free where names
+//! are reused, as they nearly always are). What is not: that its binding is visible from the
 //! edit's scope (a local of another function satisfies it). The check applies to a file that
 //! is closed before the edit — every name it reads it binds somewhere, or is a builtin, as a
 //! complete module is. A file that reads names it never binds (a class's source patched at
@@ -304,20 +305,22 @@ pub fn first_unresolved(
             }
         }
     }
+    // A name that stands elsewhere in the file, even in a comment, is taken as provided: the
+    // check is for names the file never mentions, and costs nothing in the common case.
+    candidates.retain(|(name, _, i)| {
+        let edit = &edits[*i].0;
+        !word_in(&output[..edit.start], name) && !word_in(&output[edit.end..], name)
+    });
     if candidates.is_empty() || output.contains("import *") || output.contains("globals()") {
         return None;
     }
     if !is_closed(input) {
         return None;
     }
-    let tokens = crate::python::compile_check::on_stack_for(output, || name_tokens(output));
-    candidates.into_iter().find_map(|(name, at, i)| {
-        let edit = &edits[i].0;
-        let elsewhere = tokens
-            .iter()
-            .any(|(t, r)| *t == name && (r.end <= edit.start || r.start >= edit.end));
-        (!elsewhere).then_some((name, at))
-    })
+    candidates
+        .into_iter()
+        .next()
+        .map(|(name, at, _)| (name, at))
 }
 
 /// Whether every name `text` reads is one it binds somewhere (in any scope) or a builtin.
@@ -364,25 +367,6 @@ fn word_in(text: &str, name: &str) -> bool {
     })
 }
 
-/// Every name token of `text` (ruff's lexer: comments and strings are not names).
-fn name_tokens(text: &str) -> Vec<(String, Range<usize>)> {
-    use ruff_python_ast::token::TokenKind;
-    use ruff_text_size::Ranged;
-    let parsed = ruff_python_parser::parse_unchecked(
-        text,
-        ruff_python_parser::ParseOptions::from(ruff_python_parser::Mode::Module),
-    );
-    parsed
-        .tokens()
-        .iter()
-        .filter(|t| t.kind() == TokenKind::Name)
-        .map(|t| {
-            let r = usize::from(t.range().start())..usize::from(t.range().end());
-            (text[r.clone()].to_string(), r)
-        })
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -406,12 +390,6 @@ mod tests {
         assert_eq!(check(out, "x.to(torch.float32)", "x"), Some("torch".into()));
         let imported = format!("import torch\n{out}");
         assert_eq!(check(&imported, "x.to(torch.float32)", "x"), None);
-        // A comment or a string naming it is no import.
-        let commented = format!("# torch\ns = 'torch'\n{out}");
-        assert_eq!(
-            check(&commented, "x.to(torch.float32)", "x"),
-            Some("torch".into())
-        );
         // Builtins, names bound by the new code, attributes and keywords need nothing.
         let own = "def f(x):\n    y = len(x)\n    return g(y, key=y).shape\n";
         assert_eq!(
