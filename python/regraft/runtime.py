@@ -533,6 +533,9 @@ class Hook(importlib.abc.MetaPathFinder):
         self.on_error = on_error
         self.hits = 0
         self.misses = 0
+        self.skipped = 0
+        """Modules no rule selects, left to the normal loader."""
+        self._installed: Optional[Mapping[str, str]] = None
 
     def _selects(self, fullname: str) -> bool:
         return any(fullname == p or fullname.startswith(p + ".") for p in self.packages)
@@ -543,15 +546,32 @@ class Hook(importlib.abc.MetaPathFinder):
         spec = importlib.machinery.PathFinder.find_spec(fullname, path)
         if spec is None or not isinstance(spec.loader, importlib.machinery.SourceFileLoader):
             return spec
+        if not self._may_patch(spec.origin):
+            # No rule selects this file (by its path, phase and version gates): the normal
+            # loader runs it from its bytecode cache, and nothing of it is cached here.
+            self.skipped += 1
+            return spec
         spec.loader = _Loader(fullname, spec.origin, self)
         return spec
 
-    def patched_source(self, fullname: str, path: str, source: str) -> str:
-        versions = self.versions
-        if versions is None:
+    def _versions(self) -> Mapping[str, str]:
+        if self.versions is not None:
+            return self.versions
+        if self._installed is None:
             from . import installed_versions
 
-            versions = installed_versions(self.rules.packages)
+            self._installed = installed_versions(self.rules.packages)
+        return self._installed
+
+    def _may_patch(self, filename: str) -> bool:
+        """Whether any rule would run on the file (asked natively, without reading it)."""
+        try:
+            return self.rules._would_run(filename, self._versions(), self.phase, None)
+        except RegraftError:
+            return True  # let patching report the problem where it happens
+
+    def patched_source(self, fullname: str, path: str, source: str) -> str:
+        versions = self._versions()
         key = None
         if self._cache is not None:
             from . import __version__
