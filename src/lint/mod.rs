@@ -8,6 +8,7 @@ use version_ranges::Ranges;
 
 mod bindings;
 mod family;
+mod templates;
 
 use crate::compile::RuleSet;
 use crate::error::Error;
@@ -126,6 +127,7 @@ fn lint_rule(rule: &Rule) -> Vec<RuleError> {
         }
     }
     out.extend(bindings::disagreeing(rule, compiled));
+    out.extend(templates::unparseable(rule));
     if rule.expect.is_none() {
         out.push(
             RuleError::new(

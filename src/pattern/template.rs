@@ -68,8 +68,9 @@ fn as_block(out: &str, indent: &str) -> (String, usize) {
 /// Whether both tree-sitter and CPython's grammar read `out`.
 fn parses(out: &str, indent: &str) -> bool {
     let (text, _) = as_block(out, indent);
+    // Detached: a template stands in some function or loop this text does not show.
     !crate::python::parse(&text).root_node().has_error()
-        && crate::python::cpython::errors(&text)
+        && crate::python::cpython::chunk_errors(&text, true)
             .iter()
             .all(|e| e.version_only)
 }
@@ -87,7 +88,7 @@ fn needs_parentheses(out: &str, placed: &[Placed], indent: &str) -> Wrap {
     // tree-sitter reads some nestings CPython rejects (`a if b if c else d else e`): where
     // either parser rejects the filled text, every compound capture gets parentheses.
     let cpython_rejects = || {
-        crate::python::cpython::errors(&text)
+        crate::python::cpython::chunk_errors(&text, true)
             .iter()
             .any(|e| !e.version_only)
     };
