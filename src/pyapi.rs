@@ -76,7 +76,9 @@ fn to_py_err(py: Python<'_>, error: &Error) -> PyErr {
         message = format!("{message} ({path}:{}:{})", l.line, l.column);
     }
     let err = match error {
-        Error::Rule(_) => RuleError::new_err(message),
+        // A version given for the rules' packages is input to the rules, as `RuleError` says
+        // in the README (unknown package versions are one too).
+        Error::Rule(_) | Error::Version(_) | Error::Load(_) => RuleError::new_err(message),
         Error::Patch(p) => match **p {
             PatchError::Drift { .. } | PatchError::Pin { .. } => DriftError::new_err(message),
             PatchError::Conflict { .. } => ConflictError::new_err(message),
@@ -88,9 +90,7 @@ fn to_py_err(py: Python<'_>, error: &Error) -> PyErr {
                 ActionError::new_err(message)
             }
         },
-        Error::Load(_)
-        | Error::Target(_)
-        | Error::Version(_)
+        Error::Target(_)
         | Error::TestDirective { .. }
         | Error::MatrixTarget { .. }
         | Error::Fetch(_)

@@ -389,3 +389,9 @@ def test_the_fingerprint_is_of_the_rule_texts_loaded(tmp_path):
     assert regraft.Rules.load(tmp_path / "a").fingerprint == a
     (tmp_path / "a" / "r.yaml").write_text(rule.replace("g($X)", "h($X)"))
     assert regraft.Rules.load(tmp_path / "a").fingerprint != a
+
+
+def test_a_malformed_version_is_a_rule_error():
+    rules = regraft.Rules.parse('id: r\nrequires: {transformers: ">=4"}\nmatch: "f($X)"\naction: {replace: "g($X)"}\n')
+    with pytest.raises(regraft.RuleError, match="not a PEP 440 version"):
+        rules.apply("f(1)\n", versions={"transformers": "banana"})
