@@ -27,17 +27,10 @@ impl Engine<'_> {
         if failed.is_empty() {
             return Ok(first);
         }
-        let group_of = |id: RuleId| {
-            self.rules
-                .rule(id)
-                .rule
-                .group
-                .as_ref()
-                .map(|g| g.value.as_str())
-        };
-        let excluded: Vec<RuleId> = (0..self.rules.rules.len())
-            .map(RuleId)
-            .filter(|&id| group_of(id).is_some_and(|g| failed.iter().any(|(f, _)| f == g)))
+        let group_of = |id: RuleId| self.rule_group(id);
+        let excluded: Vec<RuleId> = self
+            .group_members(failed.iter().map(|(g, _)| g.as_str()))
+            .into_iter()
             .chain(self.excluded.iter().copied())
             .collect();
         let mut second = self.survey_excluding(target, &excluded)?;
