@@ -424,3 +424,44 @@ fn a_sequence_rule_round_trips_through_both_syntaxes() {
     let rule = "id: r\nmatch: |-\n  $H = self.norm($X)\n  $$$\n  return $X\naction:\n  insert_after: \"assert $X is not None\"\nexpect: 1\n";
     round_trip(rule);
 }
+
+/// A layer list built in two branches of an `if` with different classes, or extended with
+/// `.append(Other())`, may hold either class: the shipped generic rule converts neither call
+/// (a refusal, a skip), where it used to convert against the first class it saw.
+#[test]
+fn a_layer_list_of_two_possible_classes_is_not_converted() {
+    let model = |init: &str| {
+        format!(
+            "from torch import nn\n\n\nclass LayerA(nn.Module):\n    def forward(self, x, mask=None, bias=None):\n        return x\n\n\nclass LayerB(nn.Module):\n    def forward(self, x, bias=None, mask=None):\n        return x\n\n\nclass Model(nn.Module):\n    def __init__(self, config):\n        super().__init__()\n{init}\n    def forward(self, x, m, b):\n        for layer in self.layers:\n            x = layer(x, mask=m, bias=b)\n        return x\n"
+        )
+    };
+    let branches = "        if config.flag:\n            self.layers = nn.ModuleList([LayerA(config) for _ in range(2)])\n        else:\n            self.layers = nn.ModuleList([LayerB(config) for _ in range(2)])\n";
+    let appended = "        self.layers = nn.ModuleList([LayerA(config) for _ in range(2)])\n        self.layers.append(LayerB(config))\n";
+    let single = "        self.layers = nn.ModuleList([LayerA(config) for _ in range(2)])\n";
+    let root = crate::util::root();
+    for (init, converted) in [(branches, false), (appended, false), (single, true)] {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("models/toy/modeling_toy.py");
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        std::fs::write(&file, model(init)).unwrap();
+        let out = crate::util::regraft(
+            &[
+                "apply",
+                "-r",
+                root.join("rules").to_str().unwrap(),
+                "--with",
+                "transformers=4.57.6",
+                "--diff",
+                "models",
+            ],
+            dir.path(),
+        );
+        let stdout = crate::util::text(&out.stdout);
+        assert_eq!(
+            stdout.contains("+            x = layer(x, m, b)"),
+            converted,
+            "{init}\n{stdout}\n{}",
+            crate::util::text(&out.stderr)
+        );
+    }
+}

@@ -98,7 +98,8 @@ pub(super) fn run(args: ApplyArgs, colors: Colors) -> Result<u8, Error> {
         note_unselected(&rules)?;
     }
     let outcomes = patch_all(&engine, &versions, &plan, &args);
-    let exit = report_failures(&outcomes, &args, colors).max(unselected(&rules, &plan, &args));
+    let unselected = unselected(&rules, &plan, &args);
+    let exit = report_failures(&outcomes, &args, colors);
     if exit != 0 {
         print_findings(&outcomes, &args, false)?;
         if args.write {
@@ -111,7 +112,7 @@ pub(super) fn run(args: ApplyArgs, colors: Colors) -> Result<u8, Error> {
     if args.format == Format::Human && !written {
         report_summaries(&outcomes, colors, written);
     }
-    let code = emit(&outcomes, &plan, &args, colors)?;
+    let code = emit(&outcomes, &plan, &args, colors)?.max(unselected);
     if args.format == Format::Human && written {
         report_summaries(&outcomes, colors, written);
     }

@@ -7,6 +7,8 @@ use std::ops::Range;
 use streaming_iterator::StreamingIterator;
 use tree_sitter::{Node, QueryCursor};
 
+use super::applied::{applied_sites, cleared_scopes};
+pub(crate) use super::found::Found;
 use super::{Engine, scope};
 use crate::compile::{Applied, CompiledRule, RuleId};
 use crate::pattern::matcher::{Bindings, Capture, Matcher};
@@ -17,19 +19,6 @@ use crate::rules::model::Per;
 /// Above this many rules in a step, candidates come from anchor ancestors, not the shared query.
 const ANCHOR_WALK_ABOVE: usize = 4;
 
-/// One match of a rule.
-pub(crate) struct Found<'t> {
-    /// The matched node (for a statement sequence, its first statement).
-    pub node: Node<'t>,
-    /// The last node of the match: `node` itself, or a sequence's last statement.
-    pub last: Node<'t>,
-    /// What the pattern (and the scopes around it) bound.
-    pub bindings: Bindings<'t>,
-    /// `unless` or `not_inside` found: the match counts but is left as it is.
-    pub guarded: bool,
-    /// A site of the shape the action leaves: the patch already applied there.
-    pub applied: bool,
-}
 
 impl Engine<'_> {
     /// Every match of each of `active` (sorted), in document order.
@@ -321,6 +310,7 @@ fn match_at<'t>(
             bindings,
             guarded,
             applied: false,
+            ambiguous: Vec::new(),
         })
     };
     if let Some(last) = matched
@@ -329,131 +319,32 @@ fn match_at<'t>(
         // No scope seeds the bindings: the pattern's alone are the match's.
         return found(last, alone);
     }
-    seeds.into_iter().find_map(|mut bindings| {
+    let mut all = seeds.into_iter().filter_map(|mut bindings| {
         let last = matcher.matches_at(&rule.pattern.root, node, &mut bindings)?;
         found(last, bindings)
-    })
-}
-
-/// The sites of `applied` (the shape the rule's action leaves) in the rule's scopes, as
-/// guarded matches: the patch already applied there.
-fn applied_sites<'t>(
-    rule: &CompiledRule,
-    applied: &crate::pattern::Pattern,
-    root: Node<'t>,
-    text: &str,
-    matcher: &Matcher<'_>,
-    cache: &scope::ScopeCache<'t>,
-) -> Vec<Found<'t>> {
-    let mut out = Vec::new();
-    // Only subtrees holding the shape's longest name can hold a site: the walk enters no
-    // other (a whole-tree walk per rule and step made an `after:` chain quadratic).
-    let word = applied
-        .source
-        .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '$'))
-        .filter(|w| !w.starts_with('$') && !w.is_empty())
-        .max_by_key(|w| w.len());
-    let at: Option<Vec<usize>> =
-        word.map(|w| memchr::memmem::find_iter(text.as_bytes(), w).collect());
-    let may_hold = |n: &Node<'_>| {
-        at.as_ref().is_none_or(|at| {
-            let i = at.partition_point(|&o| o < n.start_byte());
-            at.get(i).is_some_and(|&o| o < n.end_byte())
-        })
-    };
-    let mut stack = vec![root];
-    let mut cursor = root.walk();
-    while let Some(node) = stack.pop() {
-        let before = stack.len();
-        stack.extend(node.named_children(&mut cursor).filter(|c| may_hold(c)));
-        stack[before..].reverse();
-        // The shape alone first: cheap, and it fails almost everywhere.
-        if applied.root.kind().is_some_and(|k| k != node.kind())
-            || matcher
-                .matches_at(&applied.root, node, &mut Bindings::default())
-                .is_none()
-        {
-            continue;
-        }
-        let Ok(seeds) = scope::scope_bindings(rule, root, node, text, matcher, cache) else {
-            continue;
-        };
-        let site = seeds.into_iter().find_map(|mut bindings| {
-            let last = matcher.matches_at(&applied.root, node, &mut bindings)?;
-            Some((last, bindings))
-        });
-        if let Some((last, bindings)) = site {
-            out.push(Found {
-                node,
-                last,
-                bindings,
-                guarded: true,
-                applied: true,
-            });
+    });
+    let mut first = all.next()?;
+    // Every other way the scopes match here must bind the same: else the site is ambiguous in
+    // the names that differ (the action decides which of those it reads).
+    for other in all {
+        for (name, capture) in first.bindings.named() {
+            let here = capture.text(text);
+            let there = other
+                .bindings
+                .named()
+                .find(|(n, _)| *n == name)
+                .map(|(_, c)| c.text(text));
+            if let Some(there) = there
+                && here != there
+                && !first.ambiguous.iter().any(|(n, _, _)| n == name)
+            {
+                first
+                    .ambiguous
+                    .push((name.to_string(), here.to_string(), there.to_string()));
+            }
         }
     }
-    out
-}
-
-/// The classes or functions a `delete` rule's `inside` selects, where its match is absent:
-/// sites the deletion already cleared, each reported at the definition's name.
-fn cleared_scopes<'t>(
-    rule: &CompiledRule,
-    root: Node<'t>,
-    text: &str,
-    matcher: &Matcher<'_>,
-    cache: &scope::ScopeCache<'t>,
-) -> Vec<Found<'t>> {
-    let inside = &rule.rule.inside;
-    let (innermost, filter) = match (&inside.function, &inside.class) {
-        (Some(f), _) => ("function_definition", f),
-        (None, Some(c)) => ("class_definition", c),
-        (None, None) => return Vec::new(),
-    };
-    let mut out = Vec::new();
-    for node in crate::python::named_descendants(root) {
-        if node.kind() != innermost {
-            continue;
-        }
-        // This definition is the scope (its name selected), and its body lies within every
-        // scope and predicate of the rule.
-        let (Some(body), Some(name)) = (
-            node.child_by_field_name("body"),
-            node.child_by_field_name("name"),
-        ) else {
-            continue;
-        };
-        if !filter.matches_name(&text[name.byte_range()]) {
-            continue;
-        }
-        if let Ok(seeds) = scope::scope_bindings(rule, root, body, text, matcher, cache)
-            && !holds_near_miss(rule, node, matcher)
-        {
-            out.push(Found {
-                node: name,
-                last: name,
-                bindings: seeds.into_iter().next().unwrap_or_default(),
-                guarded: true,
-                applied: true,
-            });
-        }
-    }
-    out
-}
-
-/// Whether `scope` holds code close to the rule's pattern (of its kind, and alike past its
-/// first level: `@torch.no_grad()` for `@torch.compile($$$A)`): upstream changed the code
-/// rather than the deletion removing it, so the absence is drift, not the patch in place.
-fn holds_near_miss(rule: &CompiledRule, scope: Node<'_>, matcher: &Matcher<'_>) -> bool {
-    let Some(kind) = rule.pattern.root.kind() else {
-        return false;
-    };
-    crate::python::named_descendants(scope).any(|node| {
-        node.kind() == kind
-            && matcher
-                .why_not(&rule.pattern.root, node, &mut Bindings::default())
-                .is_some_and(|m| m.depth >= 2)
-    })
+    Some(first)
 }
 
 /// The statements a match spans: `node` alone, or the run of siblings from `node` to `last`.

@@ -2,11 +2,13 @@
 //! schedule → prefilter → parse choice → run (find → step → verify) → fixed point → outcome,
 //! each stage in its own module. No exit codes and no printing: the front ends decide those.
 
+mod applied;
 mod candidates;
 mod diagnose;
 pub mod error;
 pub mod explain;
 mod find;
+mod found;
 mod group;
 mod outcome;
 mod parsed;

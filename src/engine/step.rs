@@ -310,6 +310,30 @@ fn plan_edits(
     signatures: &mut Signatures,
 ) -> Result<Option<Vec<Edit>>, ActionFailure> {
     let text = input.text;
+    // A metavariable the action reads, bound two ways by the scopes around the match.
+    let reads = |name: &str| {
+        let var = format!("${name}");
+        rule.rule.action.args.snippets().iter().any(|t| {
+            t.text.match_indices(&var).any(|(at, _)| {
+                !t.text[at + var.len()..]
+                    .starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_')
+            })
+        })
+    };
+    if let Some((name, one, other)) = m.ambiguous.iter().find(|(n, _, _)| reads(n)) {
+        let first_line = |t: &str| t.lines().next().unwrap_or("").to_string();
+        return Err(ActionFailure {
+            reason: format!(
+                "the scopes around this match bind `${name}` both to `{}` and to `{}`: which one holds is decided when the code runs",
+                first_line(one),
+                first_line(other)
+            ),
+            labels: vec![(m.node.start_byte()..m.last.end_byte(), "this match".into())],
+            help: Some(
+                "the engine does not guess: make the scope predicate single out one binding".into(),
+            ),
+        });
+    }
     let site = Site {
         source: text,
         root: input.parsed.tree.root_node(),
