@@ -109,21 +109,34 @@ pub struct MapModules {
     pub current: String,
     /// Module name → source.
     pub sources: HashMap<String, Arc<str>>,
+    /// Whether the module being patched is a package (its `__init__.py`): its relative
+    /// imports resolve inside it, as its `__package__` is itself.
+    pub current_is_package: bool,
 }
 
 impl MapModules {
-    /// The absolute module name `import` stands for in `importer`.
-    fn absolute(importer: &str, import: &str) -> String {
+    /// The absolute module name `import` stands for in `importer`; `package`: the importer is
+    /// a package, whose relative imports start from itself rather than its parent.
+    fn absolute(importer: &str, import: &str, package: bool) -> String {
         let (level, rest) = split_relative(import);
         if level == 0 {
             return rest.to_string();
         }
-        let mut package: Vec<&str> = importer.split('.').collect();
-        for _ in 0..level {
-            package.pop();
+        let mut base: Vec<&str> = importer.split('.').collect();
+        for _ in 0..level - usize::from(package) {
+            base.pop();
         }
-        package.extend(rest.split('.').filter(|p| !p.is_empty()));
-        package.join(".")
+        base.extend(rest.split('.').filter(|p| !p.is_empty()));
+        base.join(".")
+    }
+
+    /// Whether the module `name` is a package: the one being patched, said so, or one with a
+    /// submodule among the sources.
+    fn is_package(&self, name: &str) -> bool {
+        (name == self.current && self.current_is_package)
+            || self.sources.keys().any(|k| {
+                k.len() > name.len() && k.starts_with(name) && k[name.len()..].starts_with('.')
+            })
     }
 }
 
@@ -134,7 +147,7 @@ impl ModuleSource for MapModules {
         } else {
             &self.current
         };
-        let name = Self::absolute(importer, import);
+        let name = Self::absolute(importer, import, self.is_package(importer));
         match self.sources.get(&name) {
             Some(text) => Ok(Module {
                 name,
@@ -171,9 +184,23 @@ mod tests {
     #[test]
     fn mapped_relative_imports_resolve_against_the_current_module() {
         assert_eq!(
-            MapModules::absolute("t.models.a.modeling_a", "..b.modeling_b"),
+            MapModules::absolute("t.models.a.modeling_a", "..b.modeling_b", false),
             "t.models.b.modeling_b"
         );
-        assert_eq!(MapModules::absolute("x", "pkg.mod"), "pkg.mod");
+        assert_eq!(MapModules::absolute("x", "pkg.mod", false), "pkg.mod");
+        // In a package's `__init__`, `.x` is a submodule of the package itself.
+        assert_eq!(
+            MapModules::absolute("t.models.a", ".modeling_a", true),
+            "t.models.a.modeling_a"
+        );
+        let map = MapModules {
+            current: "t.models.a".into(),
+            sources: [("t.models.a.modeling_a".to_string(), Arc::from("x = 1\n"))].into(),
+            current_is_package: false,
+        };
+        assert_eq!(
+            map.module("t.models.a", ".modeling_a").unwrap().name,
+            "t.models.a.modeling_a"
+        );
     }
 }

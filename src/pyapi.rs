@@ -161,6 +161,11 @@ impl<'a> Request<'a> {
     ) -> Result<Self, Error> {
         let modules = modules.map(|sources| MapModules {
             current: module.unwrap_or_default().to_string(),
+            current_is_package: filename.is_some_and(|f| {
+                std::path::Path::new(f)
+                    .file_name()
+                    .is_some_and(|n| n == "__init__.py")
+            }),
             sources: sources
                 .into_iter()
                 .map(|(name, text)| (name, text.into()))

@@ -5,6 +5,7 @@ use crate::python::parse;
 fn modules(entries: &[(&str, &str)]) -> MapModules {
     MapModules {
         current: "pkg.b.mod_b".to_string(),
+        current_is_package: false,
         sources: entries
             .iter()
             .map(|(k, v)| (k.to_string(), Arc::from(*v)))

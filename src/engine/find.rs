@@ -19,7 +19,6 @@ use crate::rules::model::Per;
 /// Above this many rules in a step, candidates come from anchor ancestors, not the shared query.
 const ANCHOR_WALK_ABOVE: usize = 4;
 
-
 impl Engine<'_> {
     /// Every match of each of `active` (sorted), in document order.
     /// `hits` is the literal scan of `text`, where the caller has one; `regions`, the ranges
