@@ -6,7 +6,7 @@
 //! unknown base can change.
 
 use std::collections::HashMap;
-use std::rc::Rc;
+use std::sync::Arc as Rc;
 
 use tree_sitter::Node;
 

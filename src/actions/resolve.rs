@@ -5,7 +5,6 @@
 //! followed exactly is refused, naming why and every place searched — never a guess.
 
 use std::collections::HashMap;
-use std::rc::Rc;
 use std::sync::Arc;
 
 use tree_sitter::{Node, Tree};
@@ -61,8 +60,8 @@ pub struct Signatures<'c> {
     /// The patched file's path: what its relative imports are resolved against.
     path: &'c str,
     /// Modules by (importer, import), and by their own names.
-    loaded: HashMap<String, Result<Rc<Loaded>, String>>,
-    pub(super) by_name: HashMap<String, Rc<Loaded>>,
+    loaded: HashMap<String, Result<Arc<Loaded>, String>>,
+    pub(super) by_name: HashMap<String, Arc<Loaded>>,
 }
 
 /// The name the signature context is known by in messages.
@@ -107,7 +106,7 @@ impl<'c> Signatures<'c> {
                 && let Some(context) = self.context
             {
                 let loaded = self.by_name.entry(CONTEXT.to_string()).or_insert_with(|| {
-                    Rc::new(Loaded {
+                    Arc::new(Loaded {
                         name: CONTEXT.to_string(),
                         text: context.into(),
                         tree: crate::python::parse(context),
@@ -298,7 +297,7 @@ impl<'c> Signatures<'c> {
         _here: View<'_>,
         importer: &str,
         import: &str,
-    ) -> Result<Rc<Loaded>, String> {
+    ) -> Result<Arc<Loaded>, String> {
         let Some(modules) = self.modules else {
             return Err(format!("`{import}`, which is not searched here"));
         };
@@ -306,16 +305,7 @@ impl<'c> Signatures<'c> {
         let loaded = self
             .loaded
             .entry(key)
-            .or_insert_with(|| {
-                modules.module(importer, import).map(|m| {
-                    let tree = crate::python::parse(&m.text);
-                    Rc::new(Loaded {
-                        name: m.name,
-                        text: m.text,
-                        tree,
-                    })
-                })
-            })
+            .or_insert_with(|| modules.module(importer, import).map(parsed))
             .clone();
         if let Ok(l) = &loaded {
             self.by_name
@@ -342,6 +332,36 @@ pub(super) fn function_in(
     } else {
         Signature { range: None, ..sig }
     })
+}
+
+/// Imported modules parsed once per process while their text is the same: every model of a
+/// release imports the same few modules, and parsing them again for each importing file cost
+/// more than the files themselves. Bounded: past `PARSED_KEPT` modules it starts over.
+static PARSED: std::sync::LazyLock<std::sync::Mutex<HashMap<String, Arc<Loaded>>>> =
+    std::sync::LazyLock::new(Default::default);
+const PARSED_KEPT: usize = 512;
+
+/// `module` parsed, from the process-wide cache where its text is unchanged.
+fn parsed(module: crate::modules::Module) -> Arc<Loaded> {
+    let lock = || PARSED.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(hit) = lock().get(&module.name)
+        && (Arc::ptr_eq(&hit.text, &module.text) || hit.text == module.text)
+    {
+        return hit.clone();
+    }
+    // Parsed outside the lock: two threads may both parse a module the first time, and
+    // neither waits for the other.
+    let loaded = Arc::new(Loaded {
+        tree: crate::python::parse(&module.text),
+        name: module.name.clone(),
+        text: module.text,
+    });
+    let mut cache = lock();
+    if cache.len() >= PARSED_KEPT {
+        cache.clear();
+    }
+    cache.insert(module.name, loaded.clone());
+    loaded
 }
 
 /// A view of a loaded module.

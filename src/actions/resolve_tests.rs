@@ -182,3 +182,14 @@ fn unknown_decorators_are_refused() {
     let known = "class L:\n    @deprecate_kwarg(\"a\", new_name=\"b\")\n    @torch.no_grad()\n    def forward(self, b): pass\n";
     assert_eq!(lookup(known, &[], "L.forward").unwrap(), ["b"]);
 }
+
+#[test]
+fn an_imported_module_is_parsed_once_while_its_text_is_the_same() {
+    let module = |text: &str| crate::modules::Module {
+        name: "tests/parsed-once/m.py".into(),
+        text: Arc::from(text),
+    };
+    let first = parsed(module("x = 1\n"));
+    assert!(Arc::ptr_eq(&first, &parsed(module("x = 1\n"))));
+    assert!(!Arc::ptr_eq(&first, &parsed(module("x = 2\n"))));
+}
