@@ -544,7 +544,16 @@ class Hook(importlib.abc.MetaPathFinder):
         if not self._selects(fullname):
             return None
         spec = importlib.machinery.PathFinder.find_spec(fullname, path)
-        if spec is None or not isinstance(spec.loader, importlib.machinery.SourceFileLoader):
+        if spec is None:
+            return spec
+        if not isinstance(spec.loader, importlib.machinery.SourceFileLoader):
+            # A zip import or bytecode-only module: no source file to patch. Say so where a
+            # rule would have run on it, rather than import it unpatched in silence.
+            origin = spec.origin or ""
+            if origin and spec.has_location and self._may_patch(origin):
+                warnings.warn(f"regraft: {fullname} is loaded by {type(spec.loader).__name__} "
+                              f"from {origin}, not from a source file: its rules did not run",
+                              RuntimeWarning, stacklevel=2)
             return spec
         if not self._may_patch(spec.origin):
             # No rule selects this file (by its path, phase and version gates): the normal

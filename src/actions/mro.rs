@@ -83,6 +83,15 @@ impl Signatures<'_> {
         let mut bases: HashMap<Class, Vec<Class>> = HashMap::new();
         let start = Class::Known(id.clone());
         let order = self.linearize(here, &start, &mut bases, 0, searched)?;
+        // What calling the class runs goes through its metaclass's `__call__` first, which may
+        // take other arguments: a constructor's signature under a metaclass is not trusted.
+        if matches!(method, "__init__" | "__new__")
+            && let Some(meta) = self.metaclass_in(here, &order)
+        {
+            return Err(refused(format!(
+                "a class of this hierarchy has the metaclass `{meta}`, whose `__call__` decides what constructing it takes"
+            )));
+        }
         let dunder = method.starts_with("__");
         let exact = order.iter().all(|c| match c {
             Class::Known(_) => true,
@@ -128,6 +137,26 @@ impl Signatures<'_> {
             return Ok(found);
         }
         Err(LookupError::NoMethod)
+    }
+
+    /// The first `metaclass=` written in the headers of the known classes of `order` (but
+    /// `ABCMeta`, whose `__call__` is `type`'s).
+    fn metaclass_in(&self, here: View<'_>, order: &[Class]) -> Option<String> {
+        order.iter().find_map(|c| {
+            let Class::Known(id) = c else { return None };
+            let source = self.source(here, &id.module)?;
+            let m = source.view();
+            let list = class_node(m.root, id.at)?.child_by_field_name("superclasses")?;
+            significant_children(list).into_iter().find_map(|k| {
+                let name = k.child_by_field_name("name")?;
+                let value = k.child_by_field_name("value")?;
+                let value: String = m.text[value.byte_range()].split_whitespace().collect();
+                (k.kind() == "keyword_argument"
+                    && &m.text[name.byte_range()] == "metaclass"
+                    && !value.ends_with("ABCMeta"))
+                .then_some(value)
+            })
+        })
     }
 
     /// `method` as the class body of `id` itself binds it: `None` where it does not.

@@ -193,3 +193,13 @@ fn an_imported_module_is_parsed_once_while_its_text_is_the_same() {
     assert!(Arc::ptr_eq(&first, &parsed(module("x = 1\n"))));
     assert!(!Arc::ptr_eq(&first, &parsed(module("x = 2\n"))));
 }
+
+#[test]
+fn a_constructor_under_a_metaclass_is_refused() {
+    let src = "class Meta(type):\n    def __call__(cls, *a): pass\nclass L(metaclass=Meta):\n    def __init__(self, a, b=None): pass\n";
+    assert!(refusal(lookup(src, &[], "L.__init__")).contains("metaclass `Meta`"));
+    assert_eq!(lookup(src, &[], "L.forward").ok(), None);
+    let abc =
+        "from abc import ABCMeta\nclass L(metaclass=ABCMeta):\n    def __init__(self, a): pass\n";
+    assert_eq!(lookup(abc, &[], "L.__init__").unwrap(), ["a"]);
+}

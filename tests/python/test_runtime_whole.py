@@ -175,3 +175,22 @@ def test_revert_restores_code_after_two_patches(mod):
     assert mod.Layer().other(1) == 21, "the other patch stays"
     second.revert()
     assert mod.Layer().other(1) == 11
+
+
+def test_a_module_imported_from_a_zip_is_reported_not_silently_unpatched(tmp_path, monkeypatch):
+    import zipfile
+
+    archive = tmp_path / "lib.zip"
+    with zipfile.ZipFile(archive, "w") as z:
+        z.writestr("zipped/__init__.py", "")
+        z.writestr("zipped/mod.py", "def f(x):\n    return x + 1\n")
+    monkeypatch.syspath_prepend(str(archive))
+    rules = regraft.Rules.parse('id: z\nfiles: ["**/zipped/mod.py"]\nmatch: "return x + 1"\naction: {replace: "return x + 2"}\n')
+    hook = regraft.install(rules, packages=["zipped"], versions={})
+    try:
+        with pytest.warns(RuntimeWarning, match="zipped.mod is loaded by zipimporter"):
+            importlib.import_module("zipped.mod")
+    finally:
+        regraft.uninstall(hook)
+        for name in [m for m in sys.modules if m.startswith("zipped")]:
+            del sys.modules[name]
