@@ -66,19 +66,27 @@ class Patch:
     def revert(self) -> None:
         """Restores exactly what was there before this patch: code, defaults, attributes and
         linecache. Reverting twice is a no-op."""
+        # A function patched again since (by a later patch) cannot have this patch taken out
+        # from under the later one: refused before anything changes.
+        for entry in self._undo:
+            if entry[0] == "code" and entry[1].__code__ is not entry[5]:
+                raise RegraftError(f"{entry[1].__qualname__} was patched again after this patch: "
+                                   "revert the later patch first")
         for entry in reversed(self._undo):
             kind = entry[0]
             if kind == "code":
-                _, func, code, defaults, kwdefaults = entry
+                _, func, code, defaults, kwdefaults, _installed = entry
                 func.__code__ = code
                 func.__defaults__ = defaults
                 func.__kwdefaults__ = kwdefaults
             elif kind == "linecache":
-                _, filename, old = entry
-                if old is None:
-                    linecache.cache.pop(filename, None)
-                else:
-                    linecache.cache[filename] = old
+                _, filename, old, mine = entry
+                # Only while this patch's text is the one showing: a later patch keeps its own.
+                if linecache.cache.get(filename) is mine:
+                    if old is None:
+                        linecache.cache.pop(filename, None)
+                    else:
+                        linecache.cache[filename] = old
             elif kind == "attr":
                 _, owner, name, old = entry
                 if old is _MISSING:
@@ -318,8 +326,9 @@ def _show_in_module(filename: str, first: int, source: str, out_lines: List[str]
     unit_len = len(source.splitlines(keepends=True))
     merged = module_lines[: first - 1] + out_lines[first - 1 :] + module_lines[first - 1 + unit_len :]
     old = linecache.cache.get(filename)
-    handle._undo.append(("linecache", filename, old))
-    linecache.cache[filename] = (sum(map(len, merged)), None, merged, filename)
+    entry = (sum(map(len, merged)), None, merged, filename)
+    handle._undo.append(("linecache", filename, old, entry))
+    linecache.cache[filename] = entry
 
 
 _FUTURE_FLAGS = 0
@@ -485,7 +494,7 @@ def _swap(old: types.FunctionType, new: Optional[types.FunctionType], handle: Pa
             f"{getattr(new, '__code__', None) and new.__code__.co_freevars} do not match the "
             f"original's {old.__code__.co_freevars}: patch the enclosing function instead"
         )
-    handle._undo.append(("code", old, old.__code__, old.__defaults__, old.__kwdefaults__))
+    handle._undo.append(("code", old, old.__code__, old.__defaults__, old.__kwdefaults__, new.__code__))
     old.__code__ = new.__code__
     if not keep_defaults:
         old.__defaults__ = new.__defaults__

@@ -194,3 +194,16 @@ def test_a_module_imported_from_a_zip_is_reported_not_silently_unpatched(tmp_pat
         regraft.uninstall(hook)
         for name in [m for m in sys.modules if m.startswith("zipped")]:
             del sys.modules[name]
+
+
+def test_an_earlier_patch_of_a_method_patched_again_is_not_reverted_under_the_later(mod):
+    first = regraft.patch(mod.Layer, regraft.Rules.parse(FORWARD), versions={})
+    again = 'id: plus-three\nmatch: "return x + 2"\naction: {replace: "return x + 3"}\n'
+    second = regraft.patch(mod.Layer, regraft.Rules.parse(again), versions={})
+    assert mod.Layer().forward(1) == 4
+    with pytest.raises(regraft.RegraftError, match="patched again after this patch"):
+        first.revert()
+    assert mod.Layer().forward(1) == 4, "nothing changed"
+    second.revert()
+    first.revert()
+    assert mod.Layer().forward(1) == 2
