@@ -633,3 +633,26 @@ fn a_rule_whose_files_select_no_target_fails_the_check() {
         crate::util::text(&out.stderr)
     );
 }
+
+/// `fmt --check --diff` shows what it would change, as a unified diff, and writes nothing.
+#[test]
+fn fmt_check_diff_shows_the_change() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = "id:   r\nmatch: \"f($X)\"\naction: {replace: \"g($X)\"}\nexpect: 1\n";
+    std::fs::write(dir.path().join("f.yaml"), text).unwrap();
+    let out = crate::util::regraft(&["fmt", "--check", "--diff", "f.yaml"], dir.path());
+    assert_eq!(out.status.code(), Some(1));
+    let stdout = crate::util::text(&out.stdout);
+    assert!(
+        stdout.starts_with("--- a/f.yaml\n+++ b/f.yaml\n"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("-id:   r\n") && stdout.contains("+id: r\n"),
+        "{stdout}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("f.yaml")).unwrap(),
+        text
+    );
+}

@@ -18,6 +18,10 @@ pub(super) struct FmtArgs {
     /// Exit 1 if a file is not in canonical layout; write nothing.
     #[arg(long, conflicts_with = "to")]
     check: bool,
+    /// With `--check` (or alone, writing nothing), print the unified diff of each file that
+    /// would be reformatted.
+    #[arg(long, conflicts_with = "to")]
+    diff: bool,
     /// Rule files, or folders of them; default: the configuration's rules, else `./rules`.
     #[arg(value_name = "FILE")]
     files: Vec<PathBuf>,
@@ -60,8 +64,13 @@ pub(super) fn run(args: FmtArgs) -> Result<u8, Error> {
         if output == original {
             continue;
         }
-        if args.check {
-            out(format!("would reformat {}", file.display()) + "\n")?;
+        if args.check || args.diff {
+            if args.diff {
+                let name = crate::targets::glob_path(&crate::source::named_from_here(file));
+                out(crate::report::unified_diff(&name, &original, &output))?;
+            } else {
+                out(format!("would reformat {}", file.display()) + "\n")?;
+            }
             unformatted = true;
             continue;
         }
