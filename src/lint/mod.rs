@@ -71,7 +71,11 @@ fn lint_rule(rule: &Rule) -> Vec<RuleError> {
     alone.after.clear();
     let compiled = match RuleSet::compile_checked(vec![alone]) {
         Ok(set) => set,
-        Err(errors) => return errors,
+        // What needs no compiled pattern is still reported, all at once.
+        Err(mut errors) => {
+            errors.extend(templates::unparseable(rule));
+            return errors;
+        }
     };
     let compiled = &compiled.rules[0];
     let mut out = Vec::new();
