@@ -656,3 +656,26 @@ fn fmt_check_diff_shows_the_change() {
         text
     );
 }
+
+/// A drift diagnostic for two matches 233 lines apart shows each in a snippet of its own, not
+/// the 240 lines between them.
+#[test]
+fn drift_matches_far_apart_get_snippets_of_their_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let source = format!("from lib import f\nf(1)\n{}f(2)\n", "x = 1\n".repeat(233));
+    std::fs::write(dir.path().join("far.py"), source).unwrap();
+    std::fs::write(
+        dir.path().join("r.yaml"),
+        "id: r\nmatch: \"f($X)\"\naction: {replace: \"f($X)\"}\nexpect: 1\n",
+    )
+    .unwrap();
+    let out = crate::util::regraft(&["apply", "-r", "r.yaml", "--check", "far.py"], dir.path());
+    let stderr = crate::util::text(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(stderr.lines().count() < 40, "{stderr}");
+    assert!(
+        stderr.contains("match 1") && stderr.contains("match 2"),
+        "{stderr}"
+    );
+    assert!(stderr.contains(" 236 │ f(2)"), "{stderr}");
+}

@@ -111,11 +111,8 @@ pub(crate) fn drift(
     expected: &str,
 ) -> PatchError {
     let text = file.text();
-    let mut labels: Vec<LabeledSpan> = if matches.is_empty() {
+    let mut labels: Vec<(Range<usize>, String)> = if matches.is_empty() {
         scope_nodes(rule, root, text)
-            .into_iter()
-            .map(|(r, l)| LabeledSpan::new_with_span(Some(l), span(r)))
-            .collect()
     } else {
         matches
             .iter()
@@ -123,7 +120,7 @@ pub(crate) fn drift(
             .map(|(i, m)| {
                 let r = m.node.start_byte()..m.last.end_byte();
                 let first_line = r.start..text[r.clone()].find('\n').map_or(r.end, |n| r.start + n);
-                LabeledSpan::new_with_span(Some(format!("match {}", i + 1)), span(first_line))
+                (first_line, format!("match {}", i + 1))
             })
             .collect()
     };
@@ -134,16 +131,16 @@ pub(crate) fn drift(
         } else if let Some(f) = &rule.rule.inside.function {
             scope.push_str(&format!("; this file has no function {f}"));
         }
-        labels.push(LabeledSpan::new_with_span(
-            Some("nothing matched in this file".into()),
-            span(
-                0..text
-                    .find('\n')
-                    .unwrap_or(text.len())
-                    .max(usize::from(!text.is_empty())),
-            ),
+        labels.push((
+            0..text
+                .find('\n')
+                .unwrap_or(text.len())
+                .max(usize::from(!text.is_empty())),
+            "nothing matched in this file".into(),
         ));
     }
+    // Matches far apart get snippets of their own, not one of every line between them.
+    let (labels, far) = placed_labels(file, labels);
     PatchError::Drift {
         rule: rule.id().to_string(),
         path: file.name().to_string(),
@@ -151,6 +148,7 @@ pub(crate) fn drift(
         found: matches.len() as u64,
         src: file.named_source(),
         labels,
+        far,
         scope,
     }
 }
@@ -177,6 +175,7 @@ pub(crate) fn drift_in_scope(
         src: file.named_source(),
         labels: vec![LabeledSpan::new_with_span(Some(label), span(header))],
         scope: describe_scope(rule),
+        far: Vec::new(),
     }
 }
 

@@ -67,6 +67,9 @@ pub enum PatchError {
         /// Where the rule looked.
         #[help]
         scope: String,
+        /// Matches too far from the first to show in one snippet.
+        #[related]
+        far: Vec<Note>,
     },
 
     /// Two edits overlap.

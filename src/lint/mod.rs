@@ -92,6 +92,28 @@ fn lint_rule(rule: &Rule) -> Vec<RuleError> {
             ));
         }
     }
+    out.extend(unused_loop_bindings(rule, compiled));
+    out.extend(bindings::disagreeing(rule, compiled));
+    out.extend(templates::unparseable(rule));
+    if rule.expect.is_none() {
+        out.push(
+            RuleError::new(
+                RuleErrorKind::NoExpect {
+                    rule: rule.id.value.clone(),
+                },
+                file,
+                rule.id.span.clone(),
+            )
+            .with_help("add `expect: 1` (or `{min: 0}` to accept any count explicitly)"),
+        );
+    }
+    out
+}
+
+/// Loop metavariables neither the match nor a scope predicate uses.
+fn unused_loop_bindings(rule: &Rule, compiled: &crate::compile::CompiledRule) -> Vec<RuleError> {
+    let file = &rule.origin.file;
+    let mut out = Vec::new();
     // A loop metavariable is used where the match binds it, and where a scope predicate binds
     // it too: the two must agree, which is what selects the loop.
     let scope_bound: Vec<&String> = compiled
@@ -129,20 +151,6 @@ fn lint_rule(rule: &Rule) -> Vec<RuleError> {
                 });
             }
         }
-    }
-    out.extend(bindings::disagreeing(rule, compiled));
-    out.extend(templates::unparseable(rule));
-    if rule.expect.is_none() {
-        out.push(
-            RuleError::new(
-                RuleErrorKind::NoExpect {
-                    rule: rule.id.value.clone(),
-                },
-                file,
-                rule.id.span.clone(),
-            )
-            .with_help("add `expect: 1` (or `{min: 0}` to accept any count explicitly)"),
-        );
     }
     out
 }
