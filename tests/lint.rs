@@ -146,3 +146,25 @@ fn every_error_of_every_rule_in_one_pass() {
     assert!(text(&apply.stderr).contains("mtach"));
     assert!(!text(&apply.stderr).contains("is not error, warn or skip"));
 }
+
+/// A predicate of several statements (`inside.*.has`, `unless`, ...) would never be found:
+/// refused where written, not silently always false.
+#[test]
+fn a_predicate_of_several_statements_is_refused() {
+    for (key, yaml) in [
+        (
+            "inside.function.has",
+            "inside:\n  function:\n    has: \"a = 1\\nb = 2\"\n",
+        ),
+        ("unless", "unless: \"a = 1\\nb = 2\"\n"),
+        ("when.has", "when:\n  has: \"a = 1\\nb = 2\"\n"),
+    ] {
+        let rule =
+            format!("id: r\n{yaml}match: \"f($X)\"\naction: {{replace: \"g($X)\"}}\nexpect: 1\n");
+        let error = crate::util::rule_error(&rule);
+        assert!(
+            error.contains(&format!("invalid `{key}`: it holds several statements")),
+            "{key}: {error}"
+        );
+    }
+}

@@ -28,6 +28,30 @@ pub(super) fn pattern_error(
     RuleError::new(kind, &rule.origin.file, snippet.file_range(e.range))
 }
 
+/// A pattern that tests for code (a guard, a scope or `when` predicate, `where.has`): one
+/// statement or expression. Several statements in a row are a `match`'s sequence only: here
+/// they would never be found (a `has` always false, an `unless` never guarding), so they are
+/// refused where written.
+pub(super) fn predicate_pattern(
+    rule: &Rule,
+    snippet: &Snippet,
+    what: &str,
+) -> Result<Pattern, RuleError> {
+    let pattern =
+        Pattern::compile(&snippet.text).map_err(|e| pattern_error(rule, snippet, what, e))?;
+    if matches!(pattern.root, crate::pattern::PatNode::Seq(_)) {
+        return Err(RuleError::new(
+            RuleErrorKind::InvalidValue {
+                key: what.trim_matches('`').to_string(),
+                reason: "it holds several statements; a predicate tests for one statement or expression (only `match` takes a sequence)".into(),
+            },
+            &rule.origin.file,
+            snippet.span.clone(),
+        ));
+    }
+    Ok(pattern)
+}
+
 /// The compiled parts of a rule.
 struct Parts {
     pattern: Pattern,
@@ -75,7 +99,7 @@ fn compile_parts(rule: &Rule) -> Result<Parts, Vec<RuleError>> {
     let guard = |snippet: &Option<Snippet>, what: &str| {
         snippet
             .as_ref()
-            .map(|s| Pattern::compile(&s.text).map_err(|e| pattern_error(rule, s, what, e)))
+            .map(|s| predicate_pattern(rule, s, what))
             .transpose()
     };
     let unless = g.ok(guard(&rule.unless, "`unless`"));
@@ -323,7 +347,7 @@ fn scope_patterns(
     let compile = |snippet: &Option<Snippet>, what: String| {
         snippet
             .as_ref()
-            .map(|s| Pattern::compile(&s.text).map_err(|e| pattern_error(rule, s, &what, e)))
+            .map(|s| predicate_pattern(rule, s, &what))
             .transpose()
     };
     Ok(ScopePatterns {
@@ -421,9 +445,7 @@ fn compile_constraints(rule: &Rule, bound: &[&str]) -> Result<Vec<CompiledConstr
         let has = c
             .has
             .as_ref()
-            .map(|s| {
-                Pattern::compile(&s.text).map_err(|e| pattern_error(rule, s, "`where.has`", e))
-            })
+            .map(|s| predicate_pattern(rule, s, "`where.has`"))
             .transpose()?;
         out.push(CompiledConstraint {
             name: name.value.clone(),
