@@ -46,16 +46,20 @@ fn room(src: &Path, file: &Path) -> String {
     first.to_string_lossy().trim_end_matches(".rs").to_string()
 }
 
+/// A source file's code: its unit tests and comment lines left out.
+fn code_of(text: &str) -> String {
+    let text = text.split("#[cfg(test)]").next().unwrap_or(text);
+    text.lines()
+        .filter(|l| !l.trim_start().starts_with("//"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 /// The rooms a file's code names through `crate::` paths (in `use` lines, braces and inline
 /// paths alike, comment lines and unit tests aside); `crate::Error` is the `error` room's
 /// re-export.
 fn imported_rooms(text: &str) -> Vec<String> {
-    let text = text.split("#[cfg(test)]").next().unwrap_or(text);
-    let code: String = text
-        .lines()
-        .filter(|l| !l.trim_start().starts_with("//"))
-        .collect::<Vec<_>>()
-        .join("\n");
+    let code = code_of(text);
     let mut rooms = Vec::new();
     let mut rest = code.as_str();
     while let Some(at) = rest.find("crate::") {
@@ -198,12 +202,7 @@ fn module_of(src: &Path, file: &Path) -> Vec<String> {
 /// `crate::`, `super::` and `self::` paths, braces included; each path is read to the longest
 /// prefix that is a module.
 fn imported_modules(text: &str, own: &[String], known: &[Vec<String>]) -> Vec<Vec<String>> {
-    let text = text.split("#[cfg(test)]").next().unwrap_or(text);
-    let code: String = text
-        .lines()
-        .filter(|l| !l.trim_start().starts_with("//"))
-        .collect::<Vec<_>>()
-        .join("\n");
+    let code = code_of(text);
     let is_name = |c: char| c.is_alphanumeric() || c == '_';
     let mut out = Vec::new();
     for (at, _) in code.match_indices("::") {
