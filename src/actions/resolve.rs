@@ -225,14 +225,7 @@ impl<'c> Signatures<'c> {
                 at: node.start_byte(),
             })),
             Binding::Function(def, outer) => {
-                let sig = read_function(def, outer, m.text, name, false)
-                    .map_err(|why| refused(format!("{}: {why}", m.name)))?;
-                let sig = if m.here {
-                    sig
-                } else {
-                    Signature { range: None, ..sig }
-                };
-                targets.push(Target::Function(sig));
+                targets.push(Target::Function(function_in(m, def, outer, name, false)?));
             }
             Binding::Import {
                 module_at,
