@@ -542,13 +542,23 @@ fn emit(outcomes: &[Outcome], plan: &Plan, args: &ApplyArgs, colors: Colors) -> 
         } else {
             write_all(&changed)?;
         }
-    } else if args.check && !changed.is_empty() {
+    } else if args.check {
         if args.format == Format::Human {
             for (o, _) in &changed {
                 super::info(format!("would patch {}", o.file.display) + "\n");
             }
+            // One closing line a CI log can be read by.
+            let files = |n: usize| if n == 1 { "file" } else { "files" };
+            super::info(format!(
+                "check: {} of {} {} would change\n",
+                changed.len(),
+                outcomes.len(),
+                files(outcomes.len())
+            ));
         }
-        return Ok(1);
+        if !changed.is_empty() {
+            return Ok(1);
+        }
     }
     Ok(0)
 }
