@@ -27,6 +27,9 @@ struct Raw {
     site_packages: Option<String>,
     /// Globs of target paths (relative to the configuration file) to leave out of walks.
     exclude: Option<Vec<String>>,
+    /// Target files or folders (relative to the configuration file) that `apply` reads when
+    /// the command line names none.
+    targets: Option<Vec<String>>,
 }
 
 /// `pyproject.toml`, as far as regraft reads it.
@@ -52,7 +55,7 @@ pub enum ConfigError {
     #[diagnostic(
         code(regraft::config),
         help(
-            "keys: rules, with, site-packages, exclude (in regraft.toml, or under [tool.regraft] in pyproject.toml)"
+            "keys: rules, with, site-packages, exclude, targets (in regraft.toml, or under [tool.regraft] in pyproject.toml)"
         )
     )]
     Invalid {
@@ -82,6 +85,8 @@ pub struct Config {
     pub site_packages: Option<PathBuf>,
     /// Target paths left out of folder walks.
     pub exclude: Option<Exclude>,
+    /// Targets `apply` reads when the command line names none.
+    pub targets: Vec<PathBuf>,
     /// A configuration file discovery found but did not read: another user owns it (or its
     /// folder), as git's `safe.directory` rule refuses such a repository.
     pub untrusted: Option<Untrusted>,
@@ -221,6 +226,7 @@ impl Config {
             with: raw.with.unwrap_or_default(),
             site_packages: raw.site_packages.as_deref().map(resolve),
             exclude,
+            targets: raw.targets.iter().flatten().map(|p| resolve(p)).collect(),
             untrusted: None,
         })
     }

@@ -192,3 +192,28 @@ fn a_configuration_another_user_owns_is_ignored_unless_trusted() {
     let (_, _, stderr) = check(&other.path().join("pkg"), &["."]);
     assert!(stderr.contains("owned by uid 4242"), "{stderr}");
 }
+
+/// `targets` in the configuration: a bare `regraft apply --check` checks them; with none
+/// configured and none given, the command says so.
+#[test]
+fn configured_targets_let_a_bare_check_run() {
+    let dir = project(
+        "regraft.toml",
+        "rules = [\"myrules\"]\nwith = [\"transformers=4.57.6\"]\ntargets = [\"pkg\"]\nexclude = [\"vendored\"]\n",
+    );
+    let (code, _, stderr) = check(dir.path(), &[]);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(stderr.contains("would patch pkg/a.py"), "{stderr}");
+    let (code, _, stderr) = check(
+        dir.path(),
+        &[
+            "--no-config",
+            "-r",
+            "myrules",
+            "--with",
+            "transformers=4.57.6",
+        ],
+    );
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("no targets"), "{stderr}");
+}

@@ -45,8 +45,9 @@ pub(super) struct ApplyArgs {
     /// Target paths the configuration's `exclude` leaves out of folder walks.
     #[arg(skip)]
     exclude: Option<crate::config::Exclude>,
-    /// Files, folders (walked for `*.py`), or `-` for stdin.
-    #[arg(required = true, value_name = "PATH")]
+    /// Files, folders (walked for `*.py`), or `-` for stdin; default: the configuration's
+    /// `targets`.
+    #[arg(value_name = "PATH")]
     paths: Vec<PathBuf>,
 }
 
@@ -69,6 +70,9 @@ impl super::Configure for ApplyArgs {
     fn configure(&mut self, config: &crate::config::Config) {
         self.rules.configure(config);
         self.exclude.clone_from(&config.exclude);
+        if self.paths.is_empty() {
+            self.paths.clone_from(&config.targets);
+        }
     }
 }
 
@@ -229,6 +233,11 @@ fn note_unselected(rules: &crate::compile::RuleSet) -> Result<(), Error> {
 
 /// Which files to read, and whether the result goes to stdout.
 fn plan(args: &ApplyArgs) -> Result<Plan, Error> {
+    if args.paths.is_empty() {
+        return Err(Error::Usage(
+            "no targets: name files or folders (or `-` for stdin), or set `targets` in regraft.toml".into(),
+        ));
+    }
     let stdin = args.paths.len() == 1 && args.paths[0].as_os_str() == "-";
     let files = if stdin {
         let display = args
