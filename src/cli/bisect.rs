@@ -32,7 +32,11 @@ pub(super) struct BisectArgs {
 
 fn cell(row: &Row) -> String {
     match row.message.as_str() {
-        "" => format!("{} ({} matches)", row.status.name(), row.matches),
+        "" => format!(
+            "{} ({})",
+            row.status.name(),
+            crate::report::matches(row.matches as usize)
+        ),
         message => format!("{} — {message}", row.status.name()),
     }
 }

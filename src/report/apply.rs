@@ -100,11 +100,7 @@ pub fn summary(path: &str, patched: &Patched, written: bool) -> Vec<String> {
             };
             let detail = match &r.reason {
                 Some(reason) => format!(" ({reason})"),
-                None => format!(
-                    " ({} match{})",
-                    r.matches.len(),
-                    if r.matches.len() == 1 { "" } else { "es" }
-                ),
+                None => format!(" ({})", matches(r.matches.len())),
             };
             format!("{path}: {} {what}{detail}", r.rule)
         })
@@ -142,4 +138,9 @@ pub fn stamp(output: &str, rules: &[&str], versions: &crate::versions::VersionEn
     };
     body.push_str(&format!("{STAMP_PREFIX} {}{on}{newline}", rules.join(", ")));
     body
+}
+
+/// `n` matches, in words: "1 match", "3 matches".
+pub fn matches(n: usize) -> String {
+    format!("{n} match{}", if n == 1 { "" } else { "es" })
 }

@@ -11,7 +11,7 @@ pub mod lint;
 pub mod matrix;
 pub mod testing;
 
-pub use apply::{ErrorJson, FileJson, STAMP_PREFIX, stamp, summary, unified_diff};
+pub use apply::{ErrorJson, FileJson, STAMP_PREFIX, matches, stamp, summary, unified_diff};
 pub use color::Palette;
 pub use diagnostic::render;
 pub use explain::{explain_rule, one_line};
