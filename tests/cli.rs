@@ -679,3 +679,36 @@ fn drift_matches_far_apart_get_snippets_of_their_own() {
     );
     assert!(stderr.contains(" 236 │ f(2)"), "{stderr}");
 }
+
+/// SARIF and GitHub annotations name files relative to the repository root, whatever path was
+/// typed (`../sub/x.py` from a subfolder), so code scanning can resolve them.
+#[test]
+fn annotations_name_files_from_the_repository_root() {
+    let dir = tempfile::tempdir().unwrap();
+    for d in [".git", "sub", "a"] {
+        std::fs::create_dir(dir.path().join(d)).unwrap();
+    }
+    std::fs::write(dir.path().join("sub/x.py"), "f(1, a1=2)\n").unwrap();
+    std::fs::write(
+        dir.path().join("r.yaml"),
+        "id: r\nmatch: \"f($$$A)\"\naction: {remove_kwargs: [a1]}\n",
+    )
+    .unwrap();
+    let out = crate::util::regraft(
+        &[
+            "apply",
+            "-r",
+            "../r.yaml",
+            "--check",
+            "--format",
+            "github",
+            "../sub/x.py",
+        ],
+        &dir.path().join("a"),
+    );
+    let stdout = crate::util::text(&out.stdout);
+    assert!(
+        stdout.starts_with("::error file=sub/x.py,line=1"),
+        "{stdout}"
+    );
+}

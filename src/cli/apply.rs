@@ -164,6 +164,12 @@ fn print_findings(outcomes: &[Outcome], args: &ApplyArgs, written: bool) -> Resu
             }
         }
     }
+    // Code scanning resolves paths against the repository root: `../../tree/x.py` as typed
+    // would match nothing there.
+    let root = super::repo_paths::repository_root();
+    for finding in &mut findings {
+        finding.file = super::repo_paths::repo_relative(&finding.file, root.as_deref());
+    }
     super::out(render_findings(args.format, &findings).unwrap_or_default())
 }
 

@@ -9,6 +9,7 @@ mod fmt;
 mod lint;
 mod matrix;
 mod new;
+mod repo_paths;
 mod test;
 
 use std::io::Write;
