@@ -364,7 +364,7 @@ impl Signatures<'_> {
             }
             _ => return Ok(None),
         };
-        let Ok(loaded) = self.load(here, m.name, &import) else {
+        let Ok(loaded) = self.load(m.name, &import) else {
             searched.push(format!(
                 "{}: base `{written}`: module `{import}` not searched",
                 m.name

@@ -279,18 +279,13 @@ impl<'c> Signatures<'c> {
         depth: usize,
         searched: &mut Vec<String>,
     ) -> Result<Result<Vec<Target>, LookupError>, String> {
-        let loaded = self.load(here, m.name, import)?;
+        let loaded = self.load(m.name, import)?;
         let there = view_of(&loaded);
         Ok(self.resolve_name(here, there, name, depth + 1, searched))
     }
 
     /// The module `import` names in the file `importer`, parsed once per file.
-    pub(super) fn load(
-        &mut self,
-        _here: View<'_>,
-        importer: &str,
-        import: &str,
-    ) -> Result<Arc<Loaded>, String> {
+    pub(super) fn load(&mut self, importer: &str, import: &str) -> Result<Arc<Loaded>, String> {
         let Some(modules) = self.modules else {
             return Err(format!("`{import}`, which is not searched here"));
         };

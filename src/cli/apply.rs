@@ -456,17 +456,18 @@ fn report_summaries(outcomes: &[Outcome], colors: Colors, written: bool) {
     for o in outcomes {
         if let Ok(p) = &o.result {
             for warning in &p.warnings {
-                let policy = match warning {
-                    crate::engine::PatchError::Action { .. } => "on_refuse",
-                    _ => "on_miss",
+                use crate::engine::PatchError;
+                let why = match warning {
+                    PatchError::Action { .. } => "on_refuse: warn",
+                    PatchError::Drift {
+                        unverifiable: true, ..
+                    } => "cannot tell patched from drift",
+                    _ => "on_miss: warn",
                 };
-                let rendered = render(warning, colors.stderr);
-                let why = if rendered.contains("the template is a bare capture") {
-                    "cannot tell patched from drift".to_string()
-                } else {
-                    format!("{policy}: warn")
-                };
-                err(format!("warning ({why}): {rendered}"));
+                err(format!(
+                    "warning ({why}): {}",
+                    render(warning, colors.stderr)
+                ));
             }
             for line in summary(&o.file.display, p, written) {
                 super::info(line + "\n");

@@ -228,15 +228,20 @@ impl<'r> Engine<'r> {
             .misses
             .into_iter()
             .filter(|(rule, e)| {
-                let compiled = self.rules.rule(*rule);
-                let rule = &compiled.rule;
+                let rule = &self.rules.rule(*rule).rule;
                 let policy = match e {
                     PatchError::Action { .. } => rule.on_refuse,
                     _ => rule.on_miss,
                 };
                 // A rule that cannot tell its patch from drift says so whatever its policy.
-                policy == Policy::Warn
-                    || compiled.unwitnessed && matches!(e, PatchError::Drift { .. })
+                let unverifiable = matches!(
+                    e,
+                    PatchError::Drift {
+                        unverifiable: true,
+                        ..
+                    }
+                );
+                policy == Policy::Warn || unverifiable
             })
             .map(|(_, e)| e)
             .collect();

@@ -261,7 +261,13 @@ impl Engine<'_> {
         };
         if rule.unwitnessed && matches.is_empty() {
             // Patched or drifted: this rule cannot tell. Said, not failed, not "applied".
-            if let PatchError::Drift { scope, .. } = &mut miss {
+            if let PatchError::Drift {
+                scope,
+                unverifiable,
+                ..
+            } = &mut miss
+            {
+                *unverifiable = true;
                 scope.push_str(
                     "; the template is a bare capture, so a file it patched looks like one that drifted: a warning, not a failure",
                 );

@@ -118,8 +118,8 @@ pub(crate) fn check_fixed_point(path: &str, survey: &mut Survey, again: &Survey)
 }
 
 /// The first error CPython would report in `output` that the step's input did not have. Only
-/// the statements the edits touched are parsed (the top-level statements of a whole parse, the
-/// edited regions of a region parse); the whole texts are compared only when one of those
+/// the statements the edits touched are parsed (the tree's top-level statements: of the file,
+/// or of the parsed regions); the whole texts are compared only when one of those
 /// has an error, to tell a new error from one `text`, the input, already had.
 fn cpython_error(
     text: &str,
