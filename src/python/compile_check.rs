@@ -334,7 +334,8 @@ pub fn compile_errors(text: &str, detached: bool) -> Vec<CompileError> {
     on_stack_for(text, || compile_errors_here(text, detached))
 }
 
-fn compile_errors_here(text: &str, detached: bool) -> Vec<CompileError> {
+/// `compile_errors`, on the stack the caller already made deep enough (`on_stack_for`).
+pub(super) fn compile_errors_here(text: &str, detached: bool) -> Vec<CompileError> {
     let (major, minor) = VERSION;
     let options =
         ParseOptions::from(Mode::Module).with_target_version(PythonVersion { major, minor });

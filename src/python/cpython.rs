@@ -69,7 +69,8 @@ fn chunk_errors_here(text: &str, detached: bool) -> Vec<CpythonError> {
         .collect();
     out.extend(tab_error(text));
     if out.iter().all(|e| e.version_only) {
-        let compiled = super::compile_check::compile_errors(text, detached);
+        // Already on a stack sized for `text` (see `chunk_errors`): not a second one.
+        let compiled = super::compile_check::compile_errors_here(text, detached);
         out.extend(compiled.into_iter().map(|e| CpythonError {
             range: e.range,
             message: e.message,
