@@ -29,6 +29,7 @@ use crate::compile::{CompiledRule, RuleId, RuleSet};
 use crate::prefilter::Hits;
 use crate::rules::error::{RuleError, RuleErrorKind};
 use crate::rules::model::Policy;
+use crate::source::{SourceFile, span};
 use crate::versions::{Gate, VersionEnv};
 use candidates::ParseChoice;
 use parsed::{Parsed, parse_target};
@@ -316,11 +317,14 @@ impl<'r> Engine<'r> {
         if let Some(parsed) = regions {
             let survey = self.run_to_fixed_point(&schedule, target, parsed, hits.as_ref());
             if survey.errors.is_empty() && survey.misses.is_empty() {
-                return Ok(survey);
+                return compiled_output(target, survey);
             }
         }
         let parsed = Parsed::whole(parse_target(target)?);
-        Ok(self.run_to_fixed_point(&schedule, target, parsed, hits.as_ref()))
+        compiled_output(
+            target,
+            self.run_to_fixed_point(&schedule, target, parsed, hits.as_ref()),
+        )
     }
 
     /// Runs the rules on a parsed file, then checks that running them on their own output
@@ -341,6 +345,34 @@ impl<'r> Engine<'r> {
         }
         survey
     }
+}
+
+/// The survey of a file it would change, if CPython compiles the output. The steps check
+/// only the statements they touch; an error elsewhere (nesting past CPython's limits, a
+/// duplicate argument) is the input's own, and a file CPython would reject is not written.
+fn compiled_output(target: Target<'_>, survey: Survey) -> Result<Survey, PatchError> {
+    if survey.output == target.source || !survey.errors.is_empty() {
+        return Ok(survey);
+    }
+    let Some(error) = parsed::compile_error(&survey.output) else {
+        return Ok(survey);
+    };
+    if let Some(own) = parsed::compile_error(target.source) {
+        return Err(parsed::rejected_target(target, own));
+    }
+    let rules: Vec<String> = survey
+        .rules
+        .iter()
+        .filter(|r| r.matches.iter().any(|m| !m.edits.is_empty()))
+        .map(|r| format!("`{}`", r.rule))
+        .collect();
+    Err(PatchError::UnparseableResult {
+        path: target.path.to_string(),
+        reason: format!("CPython rejects it: {}", error.message),
+        rules: rules.join(", "),
+        at: span(parsed::error_range(&error, &survey.output)),
+        src: SourceFile::new(target.path, &survey.output).named_source(),
+    })
 }
 
 /// A file whose lines end in a lone `\r` (old Mac style), with `\n` in their place; `None`

@@ -7,6 +7,7 @@ use tree_sitter::{Node, Tree};
 
 use super::{PatchError, Target};
 use crate::edit::{PlannedEdit, Shifts};
+use crate::python::cpython::{self, CpythonError};
 use crate::python::{self, describe_syntax_error, first_syntax_error};
 use crate::source::{SourceFile, span};
 
@@ -107,6 +108,28 @@ pub(crate) fn parse_target(target: Target<'_>) -> Result<Tree, PatchError> {
             src: SourceFile::new(target.path, target.source).named_source(),
             at: span(error_span(error, target.source)),
         }),
+    }
+}
+
+/// The first error CPython's `compile()` reports in `text`, syntax newer than the oldest
+/// supported Python aside (a target may use it: see `cpython`).
+pub(crate) fn compile_error(text: &str) -> Option<CpythonError> {
+    cpython::errors(text).into_iter().find(|e| !e.version_only)
+}
+
+/// Where to point at a CPython error in `text`: at least one character, within the text.
+pub(crate) fn error_range(error: &CpythonError, text: &str) -> Range<usize> {
+    let start = error.range.start.min(text.len());
+    start..error.range.end.max(start + 1).min(text.len().max(1))
+}
+
+/// The refusal of a target CPython rejects as it is.
+pub(crate) fn rejected_target(target: Target<'_>, error: CpythonError) -> PatchError {
+    PatchError::TargetSyntax {
+        path: target.path.to_string(),
+        reason: format!("CPython rejects it: {}", error.message),
+        src: SourceFile::new(target.path, target.source).named_source(),
+        at: span(error_range(&error, target.source)),
     }
 }
 

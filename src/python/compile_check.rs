@@ -334,6 +334,9 @@ pub fn compile_errors(text: &str, detached: bool) -> Vec<CompileError> {
     on_stack_for(text, || compile_errors_here(text, detached))
 }
 
+const TOO_MANY_BRACKETS: &str = "too many nested parentheses (CPython's limit is 200)";
+const TOO_MANY_INDENTS: &str = "too many levels of indentation (CPython's limit is 100)";
+
 /// `compile_errors`, on the stack the caller already made deep enough (`on_stack_for`).
 pub(super) fn compile_errors_here(text: &str, detached: bool) -> Vec<CompileError> {
     let (major, minor) = VERSION;
@@ -349,7 +352,7 @@ pub(super) fn compile_errors_here(text: &str, detached: bool) -> Vec<CompileErro
         let message = match token.kind() {
             K::Lpar | K::Lsqb | K::Lbrace => {
                 brackets += 1;
-                (brackets > MAX_BRACKETS).then_some("too many nested parentheses")
+                (brackets > MAX_BRACKETS).then_some(TOO_MANY_BRACKETS)
             }
             K::Rpar | K::Rsqb | K::Rbrace => {
                 brackets = brackets.saturating_sub(1);
@@ -357,7 +360,7 @@ pub(super) fn compile_errors_here(text: &str, detached: bool) -> Vec<CompileErro
             }
             K::Indent => {
                 indents += 1;
-                (indents >= MAX_INDENT).then_some("too many levels of indentation")
+                (indents >= MAX_INDENT).then_some(TOO_MANY_INDENTS)
             }
             K::Dedent => {
                 indents = indents.saturating_sub(1);
@@ -399,7 +402,7 @@ pub(super) fn compile_errors_here(text: &str, detached: bool) -> Vec<CompileErro
     if let Some(block) = context.deepest_block {
         out.push(CompileError {
             range: range(block),
-            message: "too many statically nested blocks".into(),
+            message: "too many statically nested blocks (CPython's limit is 20)".into(),
         });
     }
     out.extend(
@@ -470,12 +473,12 @@ mod tests {
         assert!(rejects(&nest(20, "for i in x:"), false).is_empty());
         assert_eq!(
             rejects(&nest(21, "for i in x:"), false),
-            ["too many statically nested blocks"]
+            ["too many statically nested blocks (CPython's limit is 20)"]
         );
         assert!(rejects(&nest(99, "if x:"), false).is_empty());
         assert_eq!(
             rejects(&nest(100, "if x:"), false),
-            ["too many levels of indentation"]
+            ["too many levels of indentation (CPython's limit is 100)"]
         );
         let chain = |n: usize| format!("x = {}\n", vec!["1"; n].join("+"));
         assert!(rejects(&chain(900), false).is_empty());
@@ -484,7 +487,7 @@ mod tests {
         assert!(rejects(&parens(200), false).is_empty());
         assert_eq!(
             rejects(&parens(201), false),
-            ["too many nested parentheses"]
+            ["too many nested parentheses (CPython's limit is 200)"]
         );
     }
 }
