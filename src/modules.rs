@@ -43,7 +43,9 @@ impl FsModules {
         Self { roots }
     }
 
-    fn candidates(&self, importer: &str, import: &str) -> Vec<PathBuf> {
+    /// Where `import` may be, in the order Python looks, and further folders above the
+    /// importer that Python finds only if they are on its path (see `module`).
+    fn candidates(&self, importer: &str, import: &str) -> (Vec<PathBuf>, Vec<PathBuf>) {
         let (level, rest) = split_relative(import);
         let parts: Vec<&str> = rest.split('.').filter(|p| !p.is_empty()).collect();
         let under = |base: &Path| {
@@ -58,47 +60,80 @@ impl FsModules {
             for _ in 1..level {
                 base.pop();
             }
-            return if parts.is_empty() {
+            let found = if parts.is_empty() {
                 vec![base.join("__init__.py")]
             } else {
                 under(&base).to_vec()
             };
+            return (found, Vec::new());
         }
+        // Python 3 has no implicit relative imports: an absolute name is looked up on its
+        // path, where the importer's own top-level package was found (the folder above the
+        // outermost `__init__.py`), then in the given roots in order. Folders inside the
+        // importer's package are never searched.
         let absolute = std::path::absolute(importer_dir).unwrap_or_default();
-        absolute
+        let root = absolute
             .ancestors()
-            .skip(1)
-            .map(Path::to_path_buf)
+            .find(|dir| !dir.join("__init__.py").is_file())
+            .unwrap_or(&absolute)
+            .to_path_buf();
+        let first = std::iter::once(root.clone())
             .chain(self.roots.iter().cloned())
             .flat_map(|base| under(&base))
-            .collect()
+            .collect();
+        let further = root
+            .ancestors()
+            .skip(1)
+            .flat_map(under)
+            .collect();
+        (first, further)
     }
 }
 
 impl ModuleSource for FsModules {
+    /// A module at the first place Python looks that holds it. Failing those, one found in a
+    /// single folder further above the importer (a namespace package's root, or a release
+    /// unpacked below its path entry) is taken; one found in two is refused, since which of
+    /// them Python imports depends on a path regraft does not know.
     fn module(&self, importer: &str, import: &str) -> Result<Module, String> {
-        let candidates = self.candidates(importer, import);
-        for path in &candidates {
-            if path.is_file()
-                && let Ok(text) = std::fs::read_to_string(path)
-            {
-                return Ok(Module {
-                    name: path.display().to_string(),
-                    text: text.into(),
-                });
+        let (first, further) = self.candidates(importer, import);
+        if let Some(found) = first.iter().find_map(|path| read(path)) {
+            return Ok(found);
+        }
+        let mut above = further.iter().filter_map(|path| read(path));
+        match (above.next(), above.next()) {
+            (Some(one), None) => return Ok(one),
+            (Some(one), Some(two)) => {
+                return Err(format!(
+                    "`{import}` is both {} and {}: which one Python imports depends on its path (name the folder with --site-packages)",
+                    one.name, two.name
+                ));
             }
+            _ => {}
         }
         let (level, _) = split_relative(import);
         // Named by its module file, the likelier of the two a reader looks for.
-        let named = candidates
+        let named = first
             .iter()
             .find(|c| !c.ends_with("__init__.py"))
-            .or(candidates.first());
+            .or(first.first());
         Err(match (level, named) {
             (1.., Some(first)) => format!("`{import}`: no file {}", first.display()),
             _ => format!("`{import}`: not found above the file or in --site-packages"),
         })
     }
+}
+
+/// The module file at `path`, if it is one and reads as text.
+fn read(path: &Path) -> Option<Module> {
+    if !path.is_file() {
+        return None;
+    }
+    let text = std::fs::read_to_string(path).ok()?;
+    Some(Module {
+        name: path.display().to_string(),
+        text: text.into(),
+    })
 }
 
 /// Modules given by name (the Python API's `context` mapping): relative imports are resolved
@@ -165,7 +200,7 @@ mod tests {
     #[test]
     fn relative_imports_climb_one_folder_per_extra_dot() {
         let fs = FsModules::default();
-        let got = fs.candidates("t/models/qwen3/modeling_qwen3.py", "..qwen2.modeling_qwen2");
+        let (got, _) = fs.candidates("t/models/qwen3/modeling_qwen3.py", "..qwen2.modeling_qwen2");
         // A package folder first, as Python's finder looks for one before a module.
         assert_eq!(
             got[..2],
@@ -174,11 +209,50 @@ mod tests {
                 PathBuf::from("t/models/qwen2/modeling_qwen2.py")
             ]
         );
-        let got = fs.candidates("t/models/qwen3/modeling_qwen3.py", ".configuration_qwen3");
+        let (got, _) = fs.candidates("t/models/qwen3/modeling_qwen3.py", ".configuration_qwen3");
         assert_eq!(
             got[1],
             PathBuf::from("t/models/qwen3/configuration_qwen3.py")
         );
+    }
+
+    #[test]
+    fn absolute_imports_are_looked_up_where_python_looks() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("lib");
+        let file = |rel: &str, text: &str| {
+            let path = root.join(rel);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        };
+        file("pkg/__init__.py", "");
+        file("pkg/sub/__init__.py", "");
+        file("pkg/sub/m.py", "from util import Layer\n");
+        // Python 3 never finds this one for `import util`: it is inside the package.
+        file("pkg/util.py", "decoy = 1\n");
+        file("util.py", "real = 1\n");
+        let importer = root.join("pkg/sub/m.py");
+        let fs = FsModules::default();
+        let found = fs.module(importer.to_str().unwrap(), "util").unwrap();
+        assert_eq!(&*found.text, "real = 1\n");
+        // Not beside the package: found once further up, taken; found twice, refused.
+        std::fs::remove_file(root.join("util.py")).unwrap();
+        std::fs::write(dir.path().join("util.py"), "above = 1\n").unwrap();
+        let found = fs.module(importer.to_str().unwrap(), "util").unwrap();
+        assert_eq!(&*found.text, "above = 1\n");
+        let nested = dir.path().join("outer");
+        std::fs::create_dir_all(nested.join("lib2")).unwrap();
+        std::fs::write(nested.join("util.py"), "one = 1\n").unwrap();
+        std::fs::write(dir.path().join("util.py"), "two = 1\n").unwrap();
+        std::fs::write(nested.join("lib2/m.py"), "").unwrap();
+        let deep = nested.join("lib2/sub/m.py");
+        std::fs::create_dir_all(deep.parent().unwrap()).unwrap();
+        let error = fs.module(deep.to_str().unwrap(), "util").unwrap_err();
+        assert!(error.contains("depends on its path"), "{error}");
+        // A root given in order comes before anything further up.
+        let fs = FsModules::new(vec![nested.clone()]);
+        let found = fs.module(deep.to_str().unwrap(), "util").unwrap();
+        assert_eq!(&*found.text, "one = 1\n");
     }
 
     #[test]
