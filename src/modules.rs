@@ -81,11 +81,7 @@ impl FsModules {
             .chain(self.roots.iter().cloned())
             .flat_map(|base| under(&base))
             .collect();
-        let further = root
-            .ancestors()
-            .skip(1)
-            .flat_map(under)
-            .collect();
+        let further = root.ancestors().skip(1).flat_map(under).collect();
         (first, further)
     }
 }
