@@ -85,7 +85,7 @@ fn prepend_body_goes_after_the_docstring_or_after_super() {
 #[test]
 fn add_decorator_is_idempotent() {
     let _snapshots = crate::util::snapshots(module_path!());
-    let source = "class A:\n    @property\n    def f(self):\n        return 1\n\n    def g(self):\n        return 2\n";
+    let source = "import torch\n\n\nclass A:\n    @property\n    def f(self):\n        return 1\n\n    def g(self):\n        return 2\n";
     let out = apply(
         "id: eager\nmatch: \"def $F(self): $$$B\"\naction: {add_decorator: \"torch._dynamo.disable\"}\nexpect: 2\n",
         source,

@@ -191,7 +191,7 @@ pub enum PatchError {
         #[source_code]
         src: crate::source::Source,
         /// Where the new code reads it.
-        #[label("read here, defined nowhere")]
+        #[label("read here, bound in no scope it sees")]
         at: SourceSpan,
     },
 

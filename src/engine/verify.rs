@@ -86,12 +86,22 @@ fn unresolved_name(
             )
         })
         .collect();
-    let (name, at) = names::first_unresolved(text, output, reparsed.tree.root_node(), &edits)?;
+    let found = names::first_unresolved(text, output, reparsed.tree.root_node(), &edits)?;
+    let elsewhere = if found.bound_in.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "; it is bound only in {}, out of its sight",
+            found.bound_in.join(", ")
+        )
+    };
     Some((
         format!(
-            "the edit reads `{name}`, which is no builtin, and nothing else in the file defines, imports or binds it: a NameError when it runs"
+            "the edit reads `{}`, which no scope it can see binds (searched {}){elsewhere}: a NameError when it runs",
+            found.name,
+            found.searched.join(", ")
         ),
-        at,
+        found.at,
     ))
 }
 

@@ -4,188 +4,23 @@
 //! the new code itself, not a builtin) must be a name the rest of the file holds in code — a
 //! definition, an import, a parameter, an assignment — or the edit is refused naming it.
 //!
-//! What is checked: that the name stands somewhere else in the file (as a whole word; a
-//! mention in a comment or string is taken as enough, which keeps the check free where names
-//! are reused, as they nearly always are). What is not: that its binding is visible from the
-//! edit's scope (a local of another function satisfies it). The check applies to a file that
-//! is closed before the edit — every name it reads it binds somewhere, or is a builtin, as a
-//! complete module is. A file that reads names it never binds (a class's source patched at
-//! run time apart from its module, a fragment, a module that gets names injected) gives no
-//! ground to judge, and is not checked; nor is one with a star import or `globals()`.
+//! What is checked: that a scope the edit can see binds the name, as Python resolves it
+//! (`scopes`): the enclosing functions, a class body only for code standing directly in it,
+//! the module (including `global` declarations), the builtins. A mention in a comment or a
+//! string binds nothing; a local of another function is out of sight. The check applies to a
+//! file that is closed before the edit — every name it reads it binds somewhere, or is a
+//! builtin, as a complete module is. A file that reads names it never binds (a class's source
+//! patched at run time apart from its module, a fragment, a module that gets names injected)
+//! gives no ground to judge, and is not checked; nor is one with a star import or `globals()`.
 
 use std::ops::Range;
 
 use tree_sitter::Node;
 
-/// Python 3.9–3.13 builtins (and the module attributes every module has).
-const BUILTINS: &[&str] = &[
-    "ArithmeticError",
-    "AssertionError",
-    "AttributeError",
-    "BaseException",
-    "BaseExceptionGroup",
-    "BlockingIOError",
-    "BrokenPipeError",
-    "BufferError",
-    "BytesWarning",
-    "ChildProcessError",
-    "ConnectionAbortedError",
-    "ConnectionError",
-    "ConnectionRefusedError",
-    "ConnectionResetError",
-    "DeprecationWarning",
-    "EOFError",
-    "Ellipsis",
-    "EncodingWarning",
-    "EnvironmentError",
-    "Exception",
-    "ExceptionGroup",
-    "False",
-    "FileExistsError",
-    "FileNotFoundError",
-    "FloatingPointError",
-    "FutureWarning",
-    "GeneratorExit",
-    "IOError",
-    "ImportError",
-    "ImportWarning",
-    "IndentationError",
-    "IndexError",
-    "InterruptedError",
-    "IsADirectoryError",
-    "KeyError",
-    "KeyboardInterrupt",
-    "LookupError",
-    "MemoryError",
-    "ModuleNotFoundError",
-    "NameError",
-    "None",
-    "NotADirectoryError",
-    "NotImplemented",
-    "NotImplementedError",
-    "OSError",
-    "OverflowError",
-    "PendingDeprecationWarning",
-    "PermissionError",
-    "ProcessLookupError",
-    "PythonFinalizationError",
-    "RecursionError",
-    "ReferenceError",
-    "ResourceWarning",
-    "RuntimeError",
-    "RuntimeWarning",
-    "StopAsyncIteration",
-    "StopIteration",
-    "SyntaxError",
-    "SyntaxWarning",
-    "SystemError",
-    "SystemExit",
-    "TabError",
-    "TimeoutError",
-    "True",
-    "TypeError",
-    "UnboundLocalError",
-    "UnicodeDecodeError",
-    "UnicodeEncodeError",
-    "UnicodeError",
-    "UnicodeTranslateError",
-    "UnicodeWarning",
-    "UserWarning",
-    "ValueError",
-    "Warning",
-    "ZeroDivisionError",
-    "__build_class__",
-    "__debug__",
-    "__doc__",
-    "__import__",
-    "__loader__",
-    "__name__",
-    "__package__",
-    "__spec__",
-    "__file__",
-    "__builtins__",
-    "__cached__",
-    "__annotations__",
-    "__class__",
-    "__dict__",
-    "__module__",
-    "__qualname__",
-    "abs",
-    "aiter",
-    "all",
-    "anext",
-    "any",
-    "ascii",
-    "bin",
-    "bool",
-    "breakpoint",
-    "bytearray",
-    "bytes",
-    "callable",
-    "chr",
-    "classmethod",
-    "compile",
-    "complex",
-    "copyright",
-    "credits",
-    "delattr",
-    "dict",
-    "dir",
-    "divmod",
-    "enumerate",
-    "eval",
-    "exec",
-    "exit",
-    "filter",
-    "float",
-    "format",
-    "frozenset",
-    "getattr",
-    "globals",
-    "hasattr",
-    "hash",
-    "help",
-    "hex",
-    "id",
-    "input",
-    "int",
-    "isinstance",
-    "issubclass",
-    "iter",
-    "len",
-    "license",
-    "list",
-    "locals",
-    "map",
-    "max",
-    "memoryview",
-    "min",
-    "next",
-    "object",
-    "oct",
-    "open",
-    "ord",
-    "pow",
-    "print",
-    "property",
-    "quit",
-    "range",
-    "repr",
-    "reversed",
-    "round",
-    "set",
-    "setattr",
-    "slice",
-    "sorted",
-    "staticmethod",
-    "str",
-    "sum",
-    "super",
-    "tuple",
-    "type",
-    "vars",
-    "zip",
-];
+mod builtins;
+mod scopes;
+
+use builtins::BUILTINS;
 
 /// Whether identifier `node` is read (not a binding, attribute, keyword or parameter name).
 fn is_read(node: Node<'_>) -> bool {
@@ -233,8 +68,8 @@ fn is_binding(node: Node<'_>) -> bool {
                 return under("left");
             }
             "named_expression" => return under("name"),
-            "as_pattern" | "as_pattern_target" => return true,
-            "except_clause" => return false,
+            "as_pattern" | "except_clause" => return under("alias"),
+            "as_pattern_target" => return true,
             "function_definition" | "class_definition" => return under("name"),
             "parameters"
             | "lambda_parameters"
@@ -257,17 +92,80 @@ fn is_binding(node: Node<'_>) -> bool {
     false
 }
 
-/// The first name an edit reads that nothing else in `output` provides: `(name, where)`.
-/// `edits` are the edits' ranges in `output` with the text each replaced; `root` is a parse
-/// of (at least) the edited statements of `output`.
+/// A name an edit reads that no scope it can see binds: a `NameError` when it runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unresolved {
+    /// The name.
+    pub name: String,
+    /// Where the edit reads it, in the output.
+    pub at: Range<usize>,
+    /// The scopes searched, innermost first ("function `f`", "the module").
+    pub searched: Vec<String>,
+    /// The scopes that do bind it, out of its sight.
+    pub bound_in: Vec<String>,
+}
+
+/// The first name an edit reads that no scope it stands in binds. `edits` are the edits'
+/// ranges in `output` with the text each replaced; `root` is a parse of (at least) the edited
+/// statements of `output`.
 pub fn first_unresolved(
     input: &str,
     output: &str,
     root: Node<'_>,
     edits: &[(Range<usize>, &str)],
-) -> Option<(String, Range<usize>)> {
-    let mut candidates: Vec<(String, Range<usize>, usize)> = Vec::new();
-    for (i, (range, replaced)) in edits.iter().enumerate() {
+) -> Option<Unresolved> {
+    let candidates = new_reads(output, root, edits);
+    if candidates.is_empty() || output.contains("import *") || output.contains("globals()") {
+        return None;
+    }
+    if !is_closed(input) {
+        return None;
+    }
+    let tree = crate::python::parse(output);
+    let root = tree.root_node();
+    for (name, at) in candidates {
+        let Some(read) = root.descendant_for_byte_range(at.start, at.end) else {
+            continue;
+        };
+        let chain = scopes::visible_from(read);
+        let binders = binders(root, output, &name);
+        if binders
+            .iter()
+            .any(|b| chain.iter().any(|c| c.id() == b.id()))
+        {
+            continue;
+        }
+        let describe = |scopes: &[Node<'_>]| {
+            let mut named: Vec<String> = Vec::new();
+            for s in scopes {
+                let d = scopes::describe(*s, output);
+                if !named.contains(&d) {
+                    named.push(d);
+                }
+            }
+            named
+        };
+        let mut searched = describe(&chain);
+        searched.push("the builtins".into());
+        return Some(Unresolved {
+            name,
+            at,
+            searched,
+            bound_in: describe(&binders),
+        });
+    }
+    None
+}
+
+/// The names the edits read that they did not read before and do not bind themselves, nor are
+/// builtins: `(name, where)` in `output`, first reads first.
+fn new_reads(
+    output: &str,
+    root: Node<'_>,
+    edits: &[(Range<usize>, &str)],
+) -> Vec<(String, Range<usize>)> {
+    let mut candidates: Vec<(String, Range<usize>)> = Vec::new();
+    for (range, replaced) in edits {
         if range.is_empty() {
             continue;
         }
@@ -294,33 +192,60 @@ pub fn first_unresolved(
             }
             stack.extend(n.children(&mut cursor));
         }
+        read.sort_by_key(|n| n.start_byte());
         for n in read {
             let name = &output[n.byte_range()];
             let known = BUILTINS.contains(&name)
                 || bound.contains(&name)
                 || word_in(replaced, name)
-                || candidates.iter().any(|(c, _, _)| c == name);
+                || candidates.iter().any(|(c, _)| c == name);
             if !known {
-                candidates.push((name.to_string(), n.byte_range(), i));
+                candidates.push((name.to_string(), n.byte_range()));
             }
         }
     }
-    // A name that stands elsewhere in the file, even in a comment, is taken as provided: the
-    // check is for names the file never mentions, and costs nothing in the common case.
-    candidates.retain(|(name, _, i)| {
-        let edit = &edits[*i].0;
-        !word_in(&output[..edit.start], name) && !word_in(&output[edit.end..], name)
-    });
-    if candidates.is_empty() || output.contains("import *") || output.contains("globals()") {
-        return None;
-    }
-    if !is_closed(input) {
-        return None;
-    }
     candidates
-        .into_iter()
-        .next()
-        .map(|(name, at, _)| (name, at))
+}
+
+/// The scopes that bind `name` anywhere in `text`: assignments and other targets, parameters,
+/// definitions, imports, and `global` declarations (binding it in the module).
+fn binders<'t>(root: Node<'t>, text: &str, name: &str) -> Vec<Node<'t>> {
+    let is_word = |c: char| c.is_alphanumeric() || c == '_';
+    let mut out: Vec<Node<'t>> = Vec::new();
+    for (at, _) in text.match_indices(name) {
+        let end = at + name.len();
+        if text[..at].chars().next_back().is_some_and(is_word)
+            || text[end..].chars().next().is_some_and(is_word)
+        {
+            continue;
+        }
+        let Some(node) = root.descendant_for_byte_range(at, end) else {
+            continue;
+        };
+        if node.kind() != "identifier" || node.byte_range() != (at..end) {
+            continue;
+        }
+        let scope = if node
+            .parent()
+            .is_some_and(|p| p.kind() == "global_statement")
+        {
+            root
+        } else if scopes::import_binds(node).unwrap_or_else(|| is_binding(node)) {
+            let scope = scopes::scope_of(node);
+            if scope.kind() == "function_definition"
+                && scopes::declares_elsewhere(scope, name, text)
+            {
+                continue;
+            }
+            scope
+        } else {
+            continue;
+        };
+        if !out.iter().any(|s| s.id() == scope.id()) {
+            out.push(scope);
+        }
+    }
+    out
 }
 
 /// Whether every name `text` reads is one it binds somewhere (in any scope) or a builtin.
@@ -381,7 +306,7 @@ mod tests {
             tree.root_node(),
             &[(at..at + edit.len(), replaced)],
         )
-        .map(|(n, _)| n)
+        .map(|u| u.name)
     }
 
     #[test]
@@ -401,5 +326,36 @@ mod tests {
         // A file that reads a name it never binds (a class apart from its module) is open.
         let open = "def f(x):\n    return nn.relu(x.to(torch.float32))\n";
         assert_eq!(check(open, "x.to(torch.float32)", "x"), None);
+    }
+
+    #[test]
+    fn a_name_must_be_bound_in_a_scope_the_edit_sees() {
+        let edit = "x.to(torch.float32)";
+        // A mention in a comment or a docstring binds nothing.
+        let comment = "# torch is not needed here\ndef f(x):\n    \"\"\"Like torch.\"\"\"\n    return x.to(torch.float32)\n";
+        assert_eq!(check(comment, edit, "x"), Some("torch".into()));
+        // A local of another function, or a class attribute read from a method, is out of sight.
+        let other = "def g():\n    import torch\n\ndef f(x):\n    return x.to(torch.float32)\n";
+        assert_eq!(check(other, edit, "x"), Some("torch".into()));
+        let class =
+            "class C:\n    torch = None\n    def f(self, x):\n        return x.to(torch.float32)\n";
+        assert_eq!(check(class, edit, "x"), Some("torch".into()));
+        // Bound where Python finds it: the function, an enclosing function, the module (also
+        // through `global`), a comprehension, an `except … as`, a class body read in place.
+        for seen in [
+            "def f(x):\n    import torch\n    return x.to(torch.float32)\n",
+            "def o():\n    import torch\n    def f(x):\n        return x.to(torch.float32)\n",
+            "def f(x):\n    return x.to(torch.float32)\nimport torch\n",
+            "def g():\n    global torch\n    torch = 1\ndef f(x):\n    return x.to(torch.float32)\n",
+            "def f(x):\n    try:\n        pass\n    except E as torch:\n        return x.to(torch.float32)\n",
+            "class C:\n    torch = None\n    y = x.to(torch.float32)\n",
+        ] {
+            assert_eq!(check(seen, edit, "x"), None, "{seen}");
+        }
+        let comp = "def f(xs):\n    return [x.to(torch.float32) for torch in xs for x in xs]\n";
+        assert_eq!(check(comp, edit, "x"), None);
+        // A comprehension's first iterable is read in the enclosing scope.
+        let first = "def f(x):\n    return [1 for torch in x.to(torch.float32)]\n";
+        assert_eq!(check(first, edit, "x"), Some("torch".into()));
     }
 }
