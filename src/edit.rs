@@ -66,6 +66,9 @@ pub struct PlannedEdit {
 }
 
 /// Sorts `edits` by position and drops exact duplicates; returns the first overlapping pair.
+/// Two insertions at one point overlap unless one rule made both: its matches' insertions
+/// then go in the order it planned them (document order; `outline` of two methods of one
+/// class puts both functions after the class).
 pub fn order(edits: &mut Vec<PlannedEdit>) -> Result<(), (PlannedEdit, PlannedEdit)> {
     edits.sort_by(|a, b| {
         (a.edit.range.start, a.edit.range.end, a.rule).cmp(&(
@@ -78,7 +81,7 @@ pub fn order(edits: &mut Vec<PlannedEdit>) -> Result<(), (PlannedEdit, PlannedEd
     for pair in edits.windows(2) {
         let (a, b) = (&pair[0], &pair[1]);
         let overlaps = b.edit.range.start < a.edit.range.end
-            || (a.edit.range == b.edit.range && a.edit.range.is_empty());
+            || (a.edit.range == b.edit.range && a.edit.range.is_empty() && a.rule != b.rule);
         if overlaps {
             return Err((a.clone(), b.clone()));
         }

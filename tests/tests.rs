@@ -22,6 +22,7 @@ mod hostile;
 mod layers;
 mod lint;
 mod matrix;
+mod outline;
 mod pins;
 mod precedence;
 mod prefilter;

@@ -10,6 +10,7 @@ mod check;
 mod function;
 mod lookup;
 mod mro;
+mod outline;
 mod positional;
 mod rename;
 mod resolve;

@@ -200,7 +200,7 @@ fn read_signature(
 }
 
 /// The parameters of a `parameters` node, in order, each with how it may be passed.
-fn read_params(list: Node<'_>, source: &str) -> Vec<Param> {
+pub(super) fn read_params(list: Node<'_>, source: &str) -> Vec<Param> {
     let text = |n: Node<'_>| source[n.byte_range()].to_string();
     let ident = |n: Node<'_>| {
         significant_children(n)

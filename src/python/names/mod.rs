@@ -81,6 +81,7 @@ fn is_binding(node: Node<'_>) -> bool {
             | "tuple_pattern"
             | "list_pattern"
             | "list_splat_pattern"
+            | "dictionary_splat_pattern"
             | "parenthesized_expression"
             | "tuple"
             | "list" => {}

@@ -1,0 +1,181 @@
+//! The text `outline` writes: the new function's name, from a template of captures, and the
+//! function itself, dedented to the module's level.
+
+use tree_sitter::Node;
+
+use super::super::{ActionFailure, Site};
+use super::checks::Place;
+
+/// The name an outline gets when the rule gives none: for a method, its class's name and its
+/// own (`LlamaAttention_forward`); for a function, its own name and `_outlined`.
+pub(super) const DEFAULT_NAME: &str = "${class}_${def}";
+
+/// Whether `name` is a Python identifier (ASCII, as rule files write them).
+pub(super) fn is_identifier(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// The pieces of a name template: literal text and `${…}`/`$NAME` references.
+fn pieces(template: &str) -> Result<Vec<Piece<'_>>, String> {
+    let mut out = Vec::new();
+    let mut rest = template;
+    while let Some(at) = rest.find('$') {
+        if at > 0 {
+            out.push(Piece::Text(&rest[..at]));
+        }
+        let after = &rest[at + 1..];
+        let (name, tail) = if let Some(braced) = after.strip_prefix('{') {
+            let close = braced
+                .find('}')
+                .ok_or_else(|| format!("`${{` in `{template}` is never closed"))?;
+            (&braced[..close], &braced[close + 1..])
+        } else {
+            let len = after
+                .find(|c: char| !(c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_'))
+                .unwrap_or(after.len());
+            (&after[..len], &after[len..])
+        };
+        let known = matches!(name, "class" | "def")
+            || is_identifier(name) && name.chars().all(|c| !c.is_ascii_lowercase());
+        if !known {
+            return Err(format!(
+                "`${name}` in `{template}` is neither `${{class}}`, `${{def}}` nor a metavariable (`$NAME`, `${{NAME}}`)"
+            ));
+        }
+        out.push(Piece::Ref(name));
+        rest = tail;
+    }
+    if !rest.is_empty() {
+        out.push(Piece::Text(rest));
+    }
+    Ok(out)
+}
+
+enum Piece<'a> {
+    Text(&'a str),
+    Ref(&'a str),
+}
+
+/// Checks a name template when the rule is read: its references are known and it makes an
+/// identifier.
+pub(super) fn check_name_template(template: &str) -> Result<(), String> {
+    let filled: String = pieces(template)?
+        .iter()
+        .map(|p| match p {
+            Piece::Text(t) => *t,
+            Piece::Ref(_) => "x",
+        })
+        .collect();
+    if is_identifier(&filled) {
+        Ok(())
+    } else {
+        Err(format!("`{template}` does not make a Python name"))
+    }
+}
+
+/// The outline's name at `site`: `${class}` and `${def}` are the class's and the function's
+/// names, `$NAME`/`${NAME}` a capture's text, which must be a name.
+pub(super) fn expand_name(
+    template: &str,
+    place: &Place<'_>,
+    site: &Site<'_, '_>,
+) -> Result<String, ActionFailure> {
+    let def = site.node;
+    let source = site.source;
+    let name_of = |n: Node<'_>| {
+        n.child_by_field_name("name")
+            .map_or("", |i| &source[i.byte_range()])
+    };
+    let template = match (template, place.class) {
+        (DEFAULT_NAME, None) => "${def}_outlined",
+        (t, _) => t,
+    };
+    let fail = |why: String| ActionFailure::at(def.byte_range(), "this function", why);
+    let mut out = String::new();
+    for piece in pieces(template).map_err(fail)? {
+        match piece {
+            Piece::Text(t) => out.push_str(t),
+            Piece::Ref("def") => out.push_str(name_of(def)),
+            Piece::Ref("class") => match place.class {
+                Some(class) => out.push_str(name_of(class)),
+                None => {
+                    return Err(fail(
+                        "`${class}` names a method's class; this is a module-level function".into(),
+                    ));
+                }
+            },
+            Piece::Ref(meta) => {
+                let capture = site
+                    .bindings
+                    .get(meta)
+                    .ok_or_else(|| fail(format!("`${meta}` is not bound by the match")))?;
+                out.push_str(capture.text(source));
+            }
+        }
+    }
+    if is_identifier(&out) {
+        Ok(out)
+    } else {
+        Err(fail(format!(
+            "the name `{out}` made from `{template}` is not a Python name"
+        )))
+    }
+}
+
+/// The outlined function: `decorators`, then `def NAME` with the parameters, annotations and
+/// body of `def`, dedented to the module's level (lines inside strings kept as they are).
+pub(super) fn outlined_def(
+    def: Node<'_>,
+    name: &str,
+    decorators: &[String],
+    source: &str,
+) -> String {
+    let start = def
+        .child_by_field_name("parameters")
+        .map_or(def.start_byte(), |p| p.start_byte());
+    let indent = crate::python::node_indent(source, def);
+    let in_string = multiline_strings(def);
+    let mut out = String::new();
+    for d in decorators {
+        out.push_str(&format!("@{d}\n"));
+    }
+    out.push_str(&format!("def {name}"));
+    let mut at = start;
+    for (i, line) in source[start..def.end_byte()]
+        .split_inclusive('\n')
+        .enumerate()
+    {
+        let inside = in_string.iter().any(|r| r.start < at && at < r.end);
+        if i == 0 || inside {
+            out.push_str(line);
+        } else if let Some(rest) = line.strip_prefix(indent) {
+            out.push_str(rest);
+        } else {
+            let ws = line.len() - line.trim_start_matches([' ', '\t']).len();
+            out.push_str(&line[ws.min(indent.len())..]);
+        }
+        at += line.len();
+    }
+    out
+}
+
+/// The ranges of the strings in `node` that span lines.
+fn multiline_strings(node: Node<'_>) -> Vec<std::ops::Range<usize>> {
+    let mut out = Vec::new();
+    let mut stack = vec![node];
+    let mut cursor = node.walk();
+    while let Some(n) = stack.pop() {
+        if n.kind() == "string" {
+            if n.start_position().row != n.end_position().row {
+                out.push(n.byte_range());
+            }
+            continue;
+        }
+        stack.extend(n.children(&mut cursor));
+    }
+    out
+}
