@@ -340,9 +340,10 @@ fn a_sequence_matches_consecutive_statements_and_replace_spans_them() {
     let rule = "id: r\nmatch: |-\n  $H = self.norm($X)\n  $H = self.attn($H)\naction:\n  replace: |-\n    $H = self.attn(self.norm($X))\nexpect: 1\n";
     let out = patch(&rules(rule), &versions(&[]), "m.py", SEQUENCE_SOURCE)
         .unwrap_or_else(|e| panic!("{}", render(&e)));
+    // The comment between the statements stays, above the replacement.
     assert_eq!(
         out.output,
-        "def forward(self, x):\n    h = self.attn(self.norm(x))\n    x = x + h\n    return x\n"
+        "def forward(self, x):\n    # the residual\n    h = self.attn(self.norm(x))\n    x = x + h\n    return x\n"
     );
     // Bindings are shared across the statements: `$H` must be the same name in both.
     let other = SEQUENCE_SOURCE.replace("h = self.attn(h)", "g = self.attn(h)");

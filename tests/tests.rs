@@ -30,6 +30,7 @@ mod properties;
 mod regions;
 mod retire;
 mod rule_tests;
+mod runs;
 mod scopes;
 mod vocabulary;
 mod whisper;

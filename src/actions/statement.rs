@@ -54,10 +54,74 @@ impl ActionUnit for Replace {
     ) -> Result<Vec<Edit>, ActionFailure> {
         let range = site.range();
         let indent = node_indent(site.source, site.node);
-        let text = substitute(args.text(), site.bindings, site.source, indent);
+        let mut text = substitute(args.text(), site.bindings, site.source, indent);
+        // A block scalar's final line break (`replace: |`) would add a blank line.
+        if !site.source[range.clone()].ends_with('\n') {
+            text.truncate(text.trim_end_matches(['\n', '\r']).len());
+        }
         keeps_return_annotation(site, &text)?;
-        Ok(site.changing(Some(Edit { range, text })))
+        Ok(match site.changing(Some(Edit { range, text })).pop() {
+            Some(edit) => with_comments_kept(site, args.text(), edit),
+            None => Vec::new(),
+        })
     }
+}
+
+/// `edit`, replacing the match, and the comments in the match that `template` does not account
+/// for — not inside a capture it writes back, not written in it — kept on lines of their own
+/// above the statement, as `delete` keeps them: a comment says why, and replacing the code
+/// does not answer it.
+fn with_comments_kept(site: &Site<'_, '_>, template: &str, mut edit: Edit) -> Vec<Edit> {
+    let source = site.source;
+    if !source[site.range()].contains('#') {
+        return vec![edit];
+    }
+    let written: Vec<Range<usize>> = site
+        .bindings
+        .named()
+        .filter(|(name, _)| mentions(template, name))
+        .filter_map(|(_, capture)| capture.byte_range())
+        .collect();
+    let comments: Vec<&str> = inner_comment_nodes(site.node, site.last)
+        .into_iter()
+        .filter(|c| {
+            !written
+                .iter()
+                .any(|w| w.start <= c.start_byte() && c.end_byte() <= w.end)
+        })
+        .map(|c| &source[c.byte_range()])
+        .filter(|c| !template.contains(c.trim()))
+        .collect();
+    if comments.is_empty() {
+        return vec![edit];
+    }
+    let statement = enclosing_statement(site.root, site.node);
+    let line_start = crate::python::node_line_start(statement);
+    let indent = node_indent(source, statement);
+    if source[line_start..edit.range.start].trim().is_empty() {
+        let above: String = comments.iter().map(|c| format!("{c}\n{indent}")).collect();
+        edit.text = above + &edit.text;
+        return vec![edit];
+    }
+    let above: String = comments.iter().map(|c| format!("{indent}{c}\n")).collect();
+    vec![
+        Edit {
+            range: line_start..line_start,
+            text: above,
+        },
+        edit,
+    ]
+}
+
+/// Whether `template` writes the metavariable `name` (`$NAME` or `$$$NAME`, as a whole word).
+fn mentions(template: &str, name: &str) -> bool {
+    let needle = format!("${name}");
+    template.match_indices(&needle).any(|(at, _)| {
+        !template[at + needle.len()..]
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphanumeric() || c == '_')
+    })
 }
 
 /// Refuses a template that rewrites an annotated def without its return annotation: a pattern
@@ -287,12 +351,20 @@ fn delete_lines(source: &str, node: Node<'_>, last: Node<'_>) -> Edit {
 
 /// The comments from `node` to `last` (siblings, or one node), in order.
 fn inner_comments<'s>(node: Node<'_>, last: Node<'_>, source: &'s str) -> Vec<&'s str> {
-    let mut out = Vec::new();
     // Most statements hold no comment: no walk then (nested matches in one statement would
     // each walk all of it, quadratic in its depth).
     if !source[node.start_byte()..last.end_byte()].contains('#') {
-        return out;
+        return Vec::new();
     }
+    inner_comment_nodes(node, last)
+        .into_iter()
+        .map(|c| &source[c.byte_range()])
+        .collect()
+}
+
+/// The comment nodes from `node` to `last` (siblings, or one node), in order.
+fn inner_comment_nodes<'t>(node: Node<'t>, last: Node<'t>) -> Vec<Node<'t>> {
+    let mut out = Vec::new();
     let mut stack: Vec<Node<'_>> = match node.parent().filter(|_| node != last) {
         Some(parent) => {
             let mut cursor = parent.walk();
@@ -306,7 +378,7 @@ fn inner_comments<'s>(node: Node<'_>, last: Node<'_>, source: &'s str) -> Vec<&'
     };
     while let Some(n) = stack.pop() {
         if n.kind() == "comment" {
-            out.push(&source[n.byte_range()]);
+            out.push(n);
             continue;
         }
         let mut cursor = n.walk();

@@ -12,6 +12,8 @@ use crate::python::line_indent;
 /// trailing comma) along. A capture that the template's surroundings would bind differently
 /// (`a if c else b` in `loss * $X`) is parenthesised, decided from the filled template's tree.
 pub fn substitute(template: &str, bindings: &Bindings<'_>, source: &str, indent: &str) -> String {
+    let kept = without_empty_runs(template, bindings);
+    let template = kept.as_str();
     let Ok(pieces) = scan(template) else {
         // Templates are checked when rules compile; a failure here cannot happen.
         return template.to_string();
@@ -38,6 +40,34 @@ pub fn substitute(template: &str, bindings: &Bindings<'_>, source: &str, indent:
         }
     }
     cleaned.join("\n")
+}
+
+/// `template` without the lines that hold only a `$$$NAME` that bound nothing: an empty run
+/// of statements leaves no blank line behind.
+fn without_empty_runs(template: &str, bindings: &Bindings<'_>) -> String {
+    if !template.contains("$$$") {
+        return template.to_string();
+    }
+    let empty = |line: &str| {
+        let name = line.trim().strip_prefix("$$$");
+        name.is_some_and(|n| {
+            !n.is_empty()
+                && n.chars()
+                    .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
+                && bindings.get(n).is_some_and(|c| c.byte_range().is_none())
+        })
+    };
+    let lines: Vec<&str> = template.split_inclusive('\n').collect();
+    if !lines.iter().any(|l| empty(l)) || lines.iter().all(|l| empty(l)) {
+        return template.to_string();
+    }
+    let kept: String = lines.into_iter().filter(|l| !empty(l)).collect();
+    // The dropped line may have been the last: no newline is left dangling for it.
+    if template.ends_with('\n') {
+        kept
+    } else {
+        kept.trim_end_matches('\n').to_string()
+    }
 }
 
 /// Where a capture of a compound expression was placed in a filled template: its piece and

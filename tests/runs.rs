@@ -1,0 +1,124 @@
+//! Runs of statements between anchors (`$$$STMTS` in a statement sequence), and the comments
+//! a `replace` keeps.
+
+use crate::util::{patch, render, rules, versions};
+
+fn apply(rule: &str, source: &str) -> String {
+    let set = rules(rule);
+    let out =
+        patch(&set, &versions(&[]), "m.py", source).unwrap_or_else(|e| panic!("{}", render(&e)));
+    let again = patch(&set, &versions(&[]), "m.py", &out.output)
+        .unwrap_or_else(|e| panic!("{}", render(&e)));
+    assert_eq!(again.output, out.output, "a second run changed the output");
+    out.output
+}
+
+const LONG: &str = "def f(q, k):
+    q = q.float()
+    # upcast for stability
+    k = k.float()
+
+    if k is None:
+        k = q
+    scores = q @ k
+    return scores
+
+
+def g(q):
+    q = q.float()
+    return q
+";
+
+const RUN: &str = "q = q.float()\n  $$$MID\n  return $R";
+
+#[test]
+fn a_run_between_anchors_is_replaced_whole_with_its_comments_kept() {
+    let rule = format!(
+        "id: seq\nmatch: |\n  {RUN}\naction:\n  replace: |\n    q = q.half()\n    $$$MID\n    return $R.float()\n"
+    );
+    let out = apply(&rule, LONG);
+    assert_eq!(
+        out,
+        "def f(q, k):
+    # upcast for stability
+    q = q.half()
+    k = k.float()
+
+    if k is None:
+        k = q
+    scores = q @ k
+    return scores.float()
+
+
+def g(q):
+    q = q.half()
+    return q.float()
+",
+        "the comment between the anchors stays (above), the run keeps its layout, an empty \
+         run leaves no blank line, and the template's final line break adds none"
+    );
+}
+
+#[test]
+fn a_run_is_bounded_by_its_block() {
+    // `return` stands in the function's block; the run cannot end inside the `if`.
+    let rule = "id: seq\nmatch: |\n  q = q.float()\n  $$$MID\n  k = q\naction: {delete: true}\nexpect: 0\n";
+    assert_eq!(apply(rule, LONG), LONG);
+}
+
+#[test]
+fn delete_and_insertions_act_on_the_whole_run() {
+    let run = "q = q.float()\n  $$$MID\n  scores = q @ k";
+    let deleted = apply(
+        &format!("id: d\nmatch: |\n  {run}\naction: {{delete: true}}\n"),
+        LONG,
+    );
+    assert!(
+        deleted.starts_with("def f(q, k):\n    # upcast for stability\n    return scores\n"),
+        "{deleted}"
+    );
+    let inserted = apply(
+        &format!(
+            "- id: a\n  match: |\n    {}\n  action: {{insert_after: \"scores = scores.float()\"}}\n- id: b\n  match: |\n    {}\n  action: {{insert_before: \"assert q is not None\"}}\n",
+            run.replace("\n  ", "\n    "),
+            run.replace("\n  ", "\n    ")
+        ),
+        LONG,
+    );
+    assert!(
+        inserted.contains("    assert q is not None\n    q = q.float()\n"),
+        "{inserted}"
+    );
+    assert!(
+        inserted.contains("    scores = q @ k\n    scores = scores.float()\n    return scores\n"),
+        "{inserted}"
+    );
+}
+
+#[test]
+fn a_replaced_expression_keeps_the_comments_its_template_drops() {
+    let source = "def f(x):\n    y = g(\n        x,\n        debug=True,  # remove once fixed upstream\n    )\n    return y\n";
+    let out = apply(
+        "id: r\nmatch: \"g($X, debug=$D)\"\naction: {replace: \"g($X)\"}\n",
+        source,
+    );
+    assert_eq!(
+        out,
+        "def f(x):\n    # remove once fixed upstream\n    y = g(x)\n    return y\n"
+    );
+    // A comment inside a capture the template writes back goes with it; one beside an
+    // argument the template rewrites is kept above, once.
+    let source = "y = g(\n    x,  # the input\n    debug=True,\n)\n";
+    let out = apply(
+        "id: r\nmatch: \"g($$$A, debug=$D)\"\naction: {replace: \"h($$$A)\"}\n",
+        source,
+    );
+    assert_eq!(out, "# the input\ny = h(x)\n");
+    let source = "y = g(\n    [x,  # the input\n     1],\n    debug=True,\n)\n";
+    let out = apply(
+        "id: r\nmatch: \"g($A, debug=$D)\"\naction: {replace: \"h($A)\"}\n",
+        source,
+    );
+    assert_eq!(out.matches("# the input").count(), 1, "{out}");
+    assert!(out.starts_with("y = h([x,  # the input"), "{out}");
+}
