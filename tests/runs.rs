@@ -122,3 +122,22 @@ fn a_replaced_expression_keeps_the_comments_its_template_drops() {
     assert_eq!(out.matches("# the input").count(), 1, "{out}");
     assert!(out.starts_with("y = h([x,  # the input"), "{out}");
 }
+
+#[test]
+fn a_replacement_written_with_comments_is_recognised_as_applied() {
+    let rule = "id: up\nmatch: \"$Y = $X.softmax($D)\"\naction:\n  replace: |-\n    # fp16 softmax overflows\n    $Y = $X.float().softmax($D).to($X.dtype)  # regraft: upcast\nexpect: 1\n";
+    let source = "def f(x):\n    y = x.softmax(-1)\n    return y\n";
+    let set = rules(rule);
+    let out = patch(&set, &versions(&[]), "m.py", source).unwrap();
+    assert_eq!(
+        out.output,
+        "def f(x):\n    # fp16 softmax overflows\n    y = x.float().softmax(-1).to(x.dtype)  # regraft: upcast\n    return y\n"
+    );
+    // `--check` after `--write`: the commented shape counts as the patch in place.
+    let again = patch(&set, &versions(&[]), "m.py", &out.output)
+        .unwrap_or_else(|e| panic!("{}", render(&e)));
+    assert_eq!(again.output, out.output);
+    // The shape found in place of the pattern: what `apply --check` reports "already applied".
+    let status = serde_json::to_value(&again.rules[0]).unwrap()["status"].clone();
+    assert_eq!(status, "redundant");
+}

@@ -19,12 +19,13 @@ pub(super) fn applied_sites<'t>(
     cache: &scope::ScopeCache<'t>,
 ) -> Vec<Found<'t>> {
     let mut out = Vec::new();
-    // Only subtrees holding the shape's longest name can hold a site: the walk enters no
-    // other (a whole-tree walk per rule and step made an `after:` chain quadratic).
+    // Only subtrees holding the shape's longest literal can hold a site: the walk enters no
+    // other (a whole-tree walk per rule and step made an `after:` chain quadratic). Literals,
+    // not words of the text: a word of a template's comment is no part of its code's node.
     let word = applied
-        .source
-        .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '$'))
-        .filter(|w| !w.starts_with('$') && !w.is_empty())
+        .literals
+        .iter()
+        .filter(|w| !w.is_empty())
         .max_by_key(|w| w.len());
     let at: Option<Vec<usize>> =
         word.map(|w| memchr::memmem::find_iter(text.as_bytes(), w).collect());
