@@ -191,3 +191,30 @@ fn when_probes_gate_on_what_the_file_looks_like() {
         regraft::rules::load_yaml("w.yaml", rule).unwrap()
     );
 }
+
+#[test]
+fn rules_composed_with_a_rename_are_already_applied_after_their_write() {
+    // One rule renames `old_fn`, another edits its calls by the old name in the same step: on
+    // the written text each rule's applied shape is sought with the renames replayed.
+    let pack = "- id: ren\n  match: \"from lib import old_fn\"\n  action: {rename: {from: old_fn, to: new_fn}}\n  expect: 1\n- id: ren-calls\n  match: \"old_fn($$$A)\"\n  action: {rename: {from: old_fn, to: new_fn}}\n  expect: 1\n- id: noflag\n  match: \"old_fn($X, flag=$F)\"\n  action: {remove_kwargs: [flag]}\n  expect: 1\n";
+    let source = "from lib import old_fn\n\n\ndef f(x):\n    return old_fn(x, flag=True)\n";
+    let set = rules(pack);
+    let once = patch(&set, &versions(&[]), "m.py", source).unwrap();
+    assert_eq!(
+        once.output,
+        "from lib import new_fn\n\n\ndef f(x):\n    return new_fn(x)\n"
+    );
+    let again = patch(&set, &versions(&[]), "m.py", &once.output)
+        .unwrap_or_else(|e| panic!("{}", render(&e)));
+    let statuses: Vec<String> = again
+        .rules
+        .iter()
+        .map(|r| serde_json::to_value(r).unwrap()["status"].to_string())
+        .collect();
+    assert_eq!(statuses, ["\"redundant\""; 3], "{statuses:?}");
+    // A rename that ran before the rule (its `after:`) is not replayed: the rule saw the new
+    // name already.
+    let before = pack.replace("- id: noflag\n", "- id: noflag\n  after: [ren-calls]\n");
+    let drift = patch(&rules(&before), &versions(&[]), "m.py", source).unwrap_err();
+    assert!(render(&drift).contains("found 0"), "{}", render(&drift));
+}

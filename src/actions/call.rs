@@ -1,7 +1,9 @@
 //! Actions on the arguments of the matched call: `remove_kwargs` and `set_kwargs`.
 
 use super::arglist::{ArgList, Item};
-use super::{ActionFailure, ActionUnit, Facts, Needs, Signatures, Site, register_action};
+use super::{
+    ActionFailure, ActionUnit, AppliedShape, Facts, Needs, Signatures, Site, register_action,
+};
 use crate::edit::Edit;
 use crate::pattern::template::substitute;
 use crate::rules::action::{ActionSpec, Arg, ArgReader};
@@ -46,6 +48,41 @@ impl ActionUnit for RemoveKwargs {
     fn explain(&self, args: &Arg) -> String {
         let names: Vec<String> = args.names().into_iter().map(|n| n.value).collect();
         format!("remove_kwargs {}", names.join(", "))
+    }
+
+    /// The pattern without those keywords: a call left without them is the patch in place.
+    /// Unknown where the pattern names none of them (`f($$$A)` still matches after).
+    fn applied_shape(&self, args: &Arg, pattern: &str) -> AppliedShape {
+        let names: Vec<String> = args.names().into_iter().map(|n| n.value).collect();
+        let Ok(encoded) = crate::pattern::meta::encode(pattern) else {
+            return AppliedShape::Unknown;
+        };
+        let text = &encoded.text;
+        let tree = crate::python::parse(text);
+        let mut stack = vec![tree.root_node()];
+        let mut cursor = tree.walk();
+        while let Some(node) = stack.pop() {
+            if node.kind() == "argument_list" {
+                let list = ArgList::new(node, text);
+                let items: Vec<Item> = (0..list.args.len())
+                    .filter(|&i| {
+                        list.keyword(i)
+                            .is_none_or(|k| !names.iter().any(|n| n == k))
+                    })
+                    .map(|i| list.old(i))
+                    .collect();
+                if items.len() != list.args.len() {
+                    // The outermost call naming them: the one the action edits.
+                    let mut shape = text.clone();
+                    shape.replace_range(list.inner.clone(), &list.render(&items));
+                    return AppliedShape::Code(crate::pattern::meta::decode_text(&shape));
+                }
+            }
+            let before = stack.len();
+            stack.extend(node.children(&mut cursor));
+            stack[before..].reverse();
+        }
+        AppliedShape::Unknown
     }
 
     fn plan(

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 
 mod index;
 mod order;
+mod replay;
 mod rule;
 
 use globset::GlobSet;
@@ -322,6 +323,7 @@ impl RuleSet {
         seen: &HashMap<String, usize>,
     ) -> Result<RuleSet, RuleError> {
         order(&mut compiled, seen)?;
+        replay::replay_renames(&mut compiled);
         let literals: Vec<Vec<String>> = compiled.iter().map(CompiledRule::literals).collect();
         let inside_matches: Vec<Vec<String>> = compiled
             .iter()
