@@ -218,3 +218,21 @@ fn rules_composed_with_a_rename_are_already_applied_after_their_write() {
     let drift = patch(&rules(&before), &versions(&[]), "m.py", source).unwrap_err();
     assert!(render(&drift).contains("found 0"), "{}", render(&drift));
 }
+
+#[test]
+fn a_template_builds_names_from_captures() {
+    let source = "class Foo:\n    pass\n";
+    let out = apply(
+        "id: n\nmatch: \"class $C: $$$B\"\naction:\n  insert_after: |-\n    def ${C}_forward(x):\n        return ${C}(x)\nexpect: 1\n",
+        source,
+    );
+    assert_eq!(
+        out,
+        "class Foo:\n    pass\ndef Foo_forward(x):\n    return Foo(x)\n"
+    );
+    // A pattern matches whole names: gluing is for templates.
+    let error = rule_error("id: n\nmatch: \"${C}_forward(x)\"\naction: {delete: true}\n");
+    assert!(error.contains("a pattern matches whole names"), "{error}");
+    let error = rule_error("id: n\nmatch: \"f($X)\"\naction: {replace: \"g(${X)\"}\n");
+    assert!(error.contains("`${NAME}`"), "{error}");
+}

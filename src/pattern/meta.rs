@@ -87,6 +87,8 @@ pub struct Piece {
     pub var: Option<Metavar>,
     /// The prefix and name an encoded identifier is made of (empty for literal text).
     encoded: (&'static str, String),
+    /// Written `${NAME}`, which a template may glue to a name (`${CLS}_forward`).
+    braced: bool,
 }
 
 /// Splits `text` into literal runs and metavariables, rejecting malformed `$` uses.
@@ -102,13 +104,21 @@ pub fn scan(text: &str) -> Result<Vec<Piece>, MetavarError> {
         }
         let start = i;
         let dollars = bytes[i..].iter().take_while(|b| **b == b'$').count();
-        let name_start = i + dollars;
+        let braced = bytes.get(i + dollars) == Some(&b'{');
+        let name_start = i + dollars + usize::from(braced);
         let name_len = bytes[name_start..]
             .iter()
             .take_while(|b| b.is_ascii_alphanumeric() || **b == b'_')
             .count();
         let name = &text[name_start..name_start + name_len];
-        let end = name_start + name_len;
+        let closed = braced && bytes.get(name_start + name_len) == Some(&b'}');
+        let end = name_start + name_len + usize::from(closed);
+        if braced && !closed {
+            return Err(MetavarError {
+                range: start..end.max(start + dollars + 1),
+                reason: "`${` must hold an upper-case name and close: `${NAME}`".into(),
+            });
+        }
         let error = |reason: &str| MetavarError {
             range: start..end.max(start + dollars),
             reason: reason.to_string(),
@@ -135,6 +145,7 @@ pub fn scan(text: &str) -> Result<Vec<Piece>, MetavarError> {
                 range: literal_start..start,
                 var: None,
                 encoded: ("", String::new()),
+                braced: false,
             });
         }
         let identifier = format!("{prefix}{name}");
@@ -142,6 +153,7 @@ pub fn scan(text: &str) -> Result<Vec<Piece>, MetavarError> {
             range: start..end,
             var: decode_identifier(&identifier),
             encoded: (prefix, name.to_string()),
+            braced,
         });
         i = end;
         literal_start = end;
@@ -151,6 +163,7 @@ pub fn scan(text: &str) -> Result<Vec<Piece>, MetavarError> {
             range: literal_start..text.len(),
             var: None,
             encoded: ("", String::new()),
+            braced: false,
         });
     }
     Ok(pieces)
@@ -160,10 +173,20 @@ pub fn scan(text: &str) -> Result<Vec<Piece>, MetavarError> {
 pub fn encode(pattern: &str) -> Result<Encoded, MetavarError> {
     let mut text = String::with_capacity(pattern.len() + 16);
     let mut rewrites = Vec::new();
+    let word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
     for piece in scan(pattern)? {
         if piece.var.is_none() {
             text.push_str(&pattern[piece.range]);
             continue;
+        }
+        if piece.braced
+            && (word(pattern[..piece.range.start].chars().next_back())
+                || word(pattern[piece.range.end..].chars().next()))
+        {
+            return Err(MetavarError {
+                range: piece.range,
+                reason: "a pattern matches whole names: `${NAME}` glued to a name is for templates, which write the capture's text into it".into(),
+            });
         }
         let new_start = text.len();
         text.push_str(piece.encoded.0);
