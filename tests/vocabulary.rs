@@ -236,3 +236,25 @@ fn a_template_builds_names_from_captures() {
     let error = rule_error("id: n\nmatch: \"f($X)\"\naction: {replace: \"g(${X)\"}\n");
     assert!(error.contains("`${NAME}`"), "{error}");
 }
+
+#[test]
+fn where_takes_a_list_of_kinds_and_kinds_to_avoid() {
+    let source = "y = f(a)\nz = f(a.b)\nw = f(g(a))\n";
+    let listed = apply(
+        "id: k\nmatch: \"f($X)\"\nwhere: {$X: {kind: [identifier, attribute]}}\naction: {replace: \"h($X)\"}\nexpect: 2\n",
+        source,
+    );
+    assert_eq!(listed, "y = h(a)\nz = h(a.b)\nw = f(g(a))\n");
+    let avoided = apply(
+        "id: k\nmatch: \"f($X)\"\nwhere: {$X: {not_kind: call}}\naction: {replace: \"h($X)\"}\nexpect: 2\n",
+        source,
+    );
+    assert_eq!(avoided, listed);
+    let error = rule_error(
+        "id: k\nmatch: \"f($X)\"\nwhere: {$X: {not_kind: [call, kall]}}\naction: {delete: true}\n",
+    );
+    assert!(
+        error.contains("`kall` is not a tree-sitter-python node kind"),
+        "{error}"
+    );
+}

@@ -107,11 +107,11 @@ pub(super) fn by_root_kind(rules: &[CompiledRule]) -> Vec<Vec<usize>> {
 }
 
 /// The kinds `where` allows for the metavariable `name` of `rule`, if it says.
-fn constrained_kinds(rule: &CompiledRule, name: &str) -> Option<&'static [u16]> {
+fn constrained_kinds<'r>(rule: &'r CompiledRule, name: &str) -> Option<&'r [u16]> {
     rule.constraints
         .iter()
         .find(|c| c.name == name)
-        .and_then(|c| c.kinds)
+        .and_then(|c| c.kinds.as_deref())
 }
 
 /// For each kind id, the rules rooted in some kind that may stand below it.

@@ -103,7 +103,9 @@ pub struct CompiledConstraint {
     /// Its bound text must contain none.
     pub not_regex: Option<regex::Regex>,
     /// Its bound node must be of one of these kind ids (one kind name can have several).
-    pub kinds: Option<&'static [u16]>,
+    pub kinds: Option<Vec<u16>>,
+    /// Its bound node must be of none of these kind ids.
+    pub not_kinds: Vec<u16>,
     /// Its bound node must hold a match.
     pub has: Option<Pattern>,
 }

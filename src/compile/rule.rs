@@ -422,26 +422,11 @@ fn compile_constraints(rule: &Rule, bound: &[&str]) -> Result<Vec<CompiledConstr
                 names.join(", ")
             )));
         }
-        let kinds = match &c.kind {
-            None => None,
-            Some(kind) => {
-                let ids = crate::python::grammar::kind_ids(&kind.value, true);
-                if ids.is_empty() {
-                    return Err(RuleError::new(
-                        RuleErrorKind::InvalidValue {
-                            key: "kind".into(),
-                            reason: format!(
-                                "`{}` is not a tree-sitter-python node kind",
-                                kind.value
-                            ),
-                        },
-                        &rule.origin.file,
-                        kind.span.clone(),
-                    ));
-                }
-                Some(ids)
-            }
+        let kinds = match c.kind.as_slice() {
+            [] => None,
+            kinds => Some(kind_ids(rule, kinds, "kind")?),
         };
+        let not_kinds = kind_ids(rule, &c.not_kind, "not_kind")?;
         let has = c
             .has
             .as_ref()
@@ -452,8 +437,33 @@ fn compile_constraints(rule: &Rule, bound: &[&str]) -> Result<Vec<CompiledConstr
             regex: c.regex.as_ref().map(|r| r.value.0.clone()),
             not_regex: c.not_regex.as_ref().map(|r| r.value.0.clone()),
             kinds,
+            not_kinds,
             has,
         });
+    }
+    Ok(out)
+}
+
+/// The node kind ids of the kinds a `where` names under `key`; an unknown kind is an error.
+fn kind_ids(
+    rule: &Rule,
+    kinds: &[crate::rules::spans::Spanned<String>],
+    key: &str,
+) -> Result<Vec<u16>, RuleError> {
+    let mut out = Vec::new();
+    for kind in kinds {
+        let ids = crate::python::grammar::kind_ids(&kind.value, true);
+        if ids.is_empty() {
+            return Err(RuleError::new(
+                RuleErrorKind::InvalidValue {
+                    key: key.into(),
+                    reason: format!("`{}` is not a tree-sitter-python node kind", kind.value),
+                },
+                &rule.origin.file,
+                kind.span.clone(),
+            ));
+        }
+        out.extend_from_slice(ids);
     }
     Ok(out)
 }

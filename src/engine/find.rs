@@ -433,7 +433,9 @@ fn constraints_hold(
         c.regex.as_ref().is_none_or(|re| re.is_match(bound))
             && c.not_regex.as_ref().is_none_or(|re| !re.is_match(bound))
             && c.kinds
+                .as_ref()
                 .is_none_or(|kinds| node.is_some_and(|n| kinds.contains(&n.kind_id())))
+            && (c.not_kinds.is_empty() || node.is_some_and(|n| !c.not_kinds.contains(&n.kind_id())))
             && c.has.as_ref().is_none_or(|pattern| {
                 node.is_some_and(|n| matcher.occurs_in(&pattern.root, n, &Bindings::default()))
             })

@@ -47,10 +47,15 @@ pub(super) fn disagreeing(rule: &Rule, compiled: &CompiledRule) -> Vec<RuleError
     }
     for (name, constraint) in &rule.constraints {
         let name = name.value.trim_start_matches('$');
-        let wants_other = constraint
-            .kind
-            .as_ref()
-            .is_some_and(|kind| kind.value != "identifier");
+        let wants_other = !constraint.kind.is_empty()
+            && constraint
+                .kind
+                .iter()
+                .all(|kind| kind.value != "identifier")
+            || constraint
+                .not_kind
+                .iter()
+                .any(|kind| kind.value == "identifier");
         if let Some(at) = found.iter().find(|o| o.name == name && o.name_only)
             && wants_other
         {

@@ -215,8 +215,21 @@ fn conditions(r: &crate::rules::model::Rule) -> String {
         if let Some(re) = &c.not_regex {
             parts.push(format!("does not match /{}/", re.value.0.as_str()));
         }
-        if let Some(kind) = &c.kind {
-            parts.push(format!("is a {}", kind.value));
+        let kinds = |list: &[crate::rules::model::Spanned<String>]| {
+            let names: Vec<&str> = list.iter().map(|k| k.value.as_str()).collect();
+            names.join(" or ")
+        };
+        if !c.kind.is_empty() {
+            let list = kinds(&c.kind);
+            let article = if list.starts_with(['a', 'e', 'i', 'o', 'u']) {
+                "an"
+            } else {
+                "a"
+            };
+            parts.push(format!("is {article} {list}"));
+        }
+        if !c.not_kind.is_empty() {
+            parts.push(format!("is no {}", kinds(&c.not_kind)));
         }
         if let Some(has) = &c.has {
             parts.push(format!("has `{}`", has.text.trim()));

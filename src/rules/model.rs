@@ -361,8 +361,11 @@ pub struct Constraint {
     pub regex: Option<Spanned<RegexSource>>,
     /// The bound text must contain no match of this regular expression.
     pub not_regex: Option<Spanned<RegexSource>>,
-    /// The bound node must be of this tree-sitter-python kind (`identifier`, `call`, ...).
-    pub kind: Option<Spanned<String>>,
+    /// The bound node must be of one of these tree-sitter-python kinds (`identifier`,
+    /// `call`, ...); empty: any kind.
+    pub kind: Vec<Spanned<String>>,
+    /// The bound node must be of none of these kinds.
+    pub not_kind: Vec<Spanned<String>>,
     /// The bound node must hold a match of this pattern.
     pub has: Option<Snippet>,
 }

@@ -119,8 +119,17 @@ fn where_value(rule: &Rule) -> Value {
         if let Some(re) = &c.not_regex {
             m.insert("not_regex".into(), re.value.0.as_str().into());
         }
-        if let Some(kind) = &c.kind {
-            m.insert("kind".into(), kind.value.clone().into());
+        for (key, kinds) in [("kind", &c.kind), ("not_kind", &c.not_kind)] {
+            match kinds.as_slice() {
+                [] => {}
+                [one] => {
+                    m.insert(key.into(), one.value.clone().into());
+                }
+                several => {
+                    let list = several.iter().map(|k| k.value.clone().into()).collect();
+                    m.insert(key.into(), Value::Sequence(list));
+                }
+            }
         }
         if let Some(has) = &c.has {
             m.insert("has".into(), has.text.clone().into());

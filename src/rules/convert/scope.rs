@@ -82,7 +82,7 @@ impl Cx<'_> {
         Ok(filter)
     }
 
-    /// `where`: metavariable name (with or without `$`) → `{regex, not_regex, kind, has}`.
+    /// `where`: metavariable name (with or without `$`) → `{regex, not_regex, kind, not_kind, has}`.
     pub(super) fn constraints(
         &self,
         path: &[Seg],
@@ -118,7 +118,12 @@ impl Cx<'_> {
                 return Err(self.wrong_type(&p, name, "a mapping of conditions", conditions));
             };
             let within = format!("`where.{bare}`");
-            self.check_keys(&p, m, &["regex", "not_regex", "kind", "has"], &within)?;
+            self.check_keys(
+                &p,
+                m,
+                &["regex", "not_regex", "kind", "not_kind", "has"],
+                &within,
+            )?;
             let field = |k: &str| m.get(k).map(|v| (key_path(&p, k), v));
             let regex = |k: &str| -> Result<Option<Spanned<RegexSource>>, RuleError> {
                 let Some((rp, v)) = field(k) else {
@@ -133,8 +138,13 @@ impl Cx<'_> {
                 regex: regex("regex")?,
                 not_regex: regex("not_regex")?,
                 kind: field("kind")
-                    .map(|(kp, v)| self.string(&kp, "kind", v))
-                    .transpose()?,
+                    .map(|(kp, v)| self.strings(&kp, "kind", v))
+                    .transpose()?
+                    .unwrap_or_default(),
+                not_kind: field("not_kind")
+                    .map(|(kp, v)| self.strings(&kp, "not_kind", v))
+                    .transpose()?
+                    .unwrap_or_default(),
                 has: field("has")
                     .map(|(hp, v)| self.snippet(&hp, "has", v))
                     .transpose()?,
