@@ -123,13 +123,19 @@ pub fn default_path(rule: &Rule) -> String {
     path
 }
 
-/// `rule` and the rules it runs `after` (transitively), from `all`, dependencies first.
+/// `rule`, the rules it runs `after` and the members of its `group` (transitively), from
+/// `all`, in load order: a group applies whole or not at all, so its cases see all of it.
 fn with_dependencies(rule: &Rule, all: &[Rule]) -> Vec<Rule> {
     let mut wanted = vec![rule.id.value.clone()];
     let mut i = 0;
     while i < wanted.len() {
         if let Some(r) = all.iter().find(|r| r.id.value == wanted[i]) {
-            for dep in &r.after {
+            let group = r.group.as_ref().map(|g| &g.value);
+            let members = all
+                .iter()
+                .filter(|o| group.is_some() && o.group.as_ref().map(|g| &g.value) == group)
+                .map(|o| &o.id);
+            for dep in r.after.iter().chain(members) {
                 if !wanted.contains(&dep.value) {
                     wanted.push(dep.value.clone());
                 }
@@ -143,8 +149,8 @@ fn with_dependencies(rule: &Rule, all: &[Rule]) -> Vec<Rule> {
         .collect()
 }
 
-/// Runs every case of `rule`, together with the rules it runs `after` (from `all`), so a case
-/// sees what the rule sees in a real run; `update` writes snapshots instead of comparing them.
+/// Runs every case of `rule`, together with the rules it runs `after` and its group's members
+/// (from `all`), so a case sees what the rule sees in a real run; `update` writes snapshots instead of comparing them.
 pub fn run_rule(rule: &Rule, all: &[Rule], update: bool) -> Result<Vec<CaseResult>, Error> {
     let set = RuleSet::compile(with_dependencies(rule, all))?;
     let mut results = Vec::new();

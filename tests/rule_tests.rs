@@ -5,6 +5,17 @@ use std::fs;
 use std::path::Path;
 
 #[test]
+fn the_patcher_port_passes_its_tests() {
+    let out = regraft(
+        &["test", "-r", "examples/patcher"],
+        Path::new(env!("CARGO_MANIFEST_DIR")),
+    );
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(stdout.trim_end().ends_with("15 passed, 0 failed"), "{stdout}");
+}
+
+#[test]
 fn every_shipped_rule_passes_its_tests() {
     let out = regraft(
         &["test", "-r", "rules"],

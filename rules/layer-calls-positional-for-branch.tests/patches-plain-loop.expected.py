@@ -28,16 +28,30 @@ class Starcoder2Model(Starcoder2PreTrainedModel):
 
     def forward(self, hidden_states, causal_mask, position_ids, past_key_values, output_attentions, use_cache, cache_position, position_embeddings, **flash_attn_kwargs):
         for decoder_layer in self.layers:
-            layer_outputs = decoder_layer(
-                hidden_states,
-                causal_mask,
-                position_ids,
-                past_key_values,
-                output_attentions,
-                use_cache,
-                cache_position,
-                position_embeddings,
-                **flash_attn_kwargs,
-            )
+            if self.gradient_checkpointing and self.training:
+                layer_outputs = self._gradient_checkpointing_func(
+                    decoder_layer.__call__,
+                    hidden_states,
+                    causal_mask,
+                    position_ids,
+                    past_key_values,
+                    output_attentions,
+                    use_cache,
+                    cache_position,
+                    position_embeddings,
+                    **flash_attn_kwargs
+                )
+            else:
+                layer_outputs = decoder_layer(
+                    hidden_states,
+                    causal_mask,
+                    position_ids,
+                    past_key_values,
+                    output_attentions,
+                    use_cache,
+                    cache_position,
+                    position_embeddings,
+                    **flash_attn_kwargs,
+                )
             hidden_states = layer_outputs[0]
         return hidden_states

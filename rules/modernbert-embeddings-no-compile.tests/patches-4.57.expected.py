@@ -5,6 +5,7 @@ class ModernBertEmbeddings(nn.Module):
         super().__init__()
         self.drop = nn.Dropout(config.embedding_dropout)
 
+    @torch._dynamo.disable
     def compiled_embeddings(self, input_ids: torch.LongTensor) -> torch.Tensor:
         return self.drop(self.norm(self.tok_embeddings(input_ids)))
 

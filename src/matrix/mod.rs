@@ -228,6 +228,8 @@ fn gate_cell(rule: &CompiledRule, versions: &VersionEnv) -> Option<(Status, Stri
     }
 }
 
+const REDUNDANT: &str = "every match already has the patched shape";
+
 /// The cell of one rule on one target, from the target's file outcomes.
 fn row(
     target: &MatrixTarget,
@@ -255,10 +257,16 @@ fn row(
     let mut selected = 0;
     let mut edited = false;
     let mut refused = 0;
+    // Files where a `when` probe left the rule inactive, with the first reason.
+    let (mut probed_off, mut probe_reason) = (0, None);
     for outcome in outcomes {
         let at = outcome.reports.binary_search_by_key(&index, |r| r.index);
         if let Some(report) = at.ok().map(|at| &outcome.reports[at]) {
             selected += 1;
+            if report.status == crate::engine::RuleStatus::Inactive {
+                probed_off += 1;
+                probe_reason = probe_reason.or_else(|| report.reason.clone());
+            }
             edited |= report.status == crate::engine::RuleStatus::Applied;
             refused += report
                 .matches
@@ -284,28 +292,37 @@ fn row(
             }
         }
     }
+    if row.status == Status::Ok && selected > 0 && probed_off == selected {
+        row.status = Status::Inactive;
+        row.message = probe_reason.unwrap_or_default();
+        return row;
+    }
     if row.status == Status::Ok && refused > 0 {
         row.message = format!("{refused} match(es) refused under on_refuse");
     } else if row.status == Status::Ok && row.matches > 0 && !edited && !rule.rule.action.is_check()
     {
-        row.status = Status::Redundant;
-        row.message = "every match already has the patched shape".into();
+        (row.status, row.message) = (Status::Redundant, REDUNDANT.into());
     }
     let wants_some = rule.rule.expect.is_some_and(|e| e.min > 0);
     if selected == 0 && wants_some && row.status == Status::Ok {
         row.status = Status::Missing;
-        let globs: Vec<&str> = rule.rule.files.iter().map(|f| f.value.as_str()).collect();
-        row.message = format!(
-            "no file of {} is selected by files: {}",
-            target.dir.display(),
-            if globs.is_empty() {
-                "(every file)".to_string()
-            } else {
-                globs.join(", ")
-            }
-        );
+        row.message = unselected(rule, target);
     }
     row
+}
+
+/// Why a rule that expects matches found no file on a target: its `files` select none.
+fn unselected(rule: &CompiledRule, target: &MatrixTarget) -> String {
+    let globs: Vec<&str> = rule.rule.files.iter().map(|f| f.value.as_str()).collect();
+    format!(
+        "no file of {} is selected by files: {}",
+        target.dir.display(),
+        if globs.is_empty() {
+            "(every file)".to_string()
+        } else {
+            globs.join(", ")
+        }
+    )
 }
 
 fn severity(status: Status) -> u8 {

@@ -1,0 +1,6 @@
+# regraft: with transformers=4.57.6
+class PreTrainedModel:
+    def gradient_checkpointing_enable(self, gradient_checkpointing_kwargs=None):
+        if gradient_checkpointing_kwargs is None:
+            gradient_checkpointing_kwargs = {"use_reentrant": True}
+        return gradient_checkpointing_kwargs

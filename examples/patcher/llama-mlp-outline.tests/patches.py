@@ -1,0 +1,9 @@
+# regraft: with transformers=4.57.6
+import torch
+from torch import nn
+
+
+class LlamaMLP(nn.Module):
+    def forward(self, x):
+        down_proj = self.down_proj(self.act_fn(self.gate_proj(x)) * self.up_proj(x))
+        return down_proj

@@ -1,0 +1,7 @@
+# regraft: with transformers=4.51.3
+class Trainer:
+    def compute_loss(self, model, inputs, num_items_in_batch=None):
+        loss = model(**inputs)[0]
+        if self.args.average_tokens_across_devices and num_items_in_batch is not None:
+            loss *= self.accelerator.num_processes
+        return loss
