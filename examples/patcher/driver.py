@@ -35,7 +35,7 @@ def train_step(seed: int = 0) -> dict:
     loss = model(input_ids=ids, labels=ids).loss
     loss.backward()
     grads = {n: float(p.grad.double().sum()) for n, p in model.named_parameters() if p.grad is not None}
-    return {"loss": float(loss), "grads": grads}
+    return {"loss": loss.item(), "grads": grads}
 
 
 def main() -> int:
