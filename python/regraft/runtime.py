@@ -373,13 +373,64 @@ def _same_code(a: types.CodeType, b: types.CodeType) -> bool:
         b.co_code, b.co_names, b.co_varnames, lines(b))
 
 
+def _import_names(tree: ast.AST) -> List[str]:
+    """The names the module binds by import in its own scope (also under ``if``/``try``)."""
+    names: List[str] = []
+    stack = list(getattr(tree, "body", []))
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            for alias in node.names:
+                if alias.name != "*":
+                    names.append(alias.asname or alias.name.split(".")[0])
+        elif not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            stack.extend(ast.iter_child_nodes(node))
+    return names
+
+
+_IMPORTS: Dict[Tuple[str, int], List[str]] = {}
+
+
+def _module_import_names(module: types.ModuleType) -> List[str]:
+    """``_import_names`` of the module's file as it reads now, parsed once per text."""
+    filename = getattr(module, "__file__", None) or ""
+    text = "".join(linecache.getlines(filename))
+    key = (filename, hash(text))
+    if key not in _IMPORTS:
+        try:
+            _IMPORTS[key] = sorted(set(_import_names(ast.parse(text))))
+        except SyntaxError:
+            _IMPORTS[key] = []
+    return _IMPORTS[key]
+
+
+def _fresh_code(node: ast.AST, lines: List[str], tree: ast.AST, parts: Sequence[str],
+                flags: int, names: Sequence[str]) -> Optional[types.CodeType]:
+    """The code ``node`` compiles to in its module, compiled (never run) at its own lines with
+    the module's imported names declared: CPython 3.11 compiles ``mod.f(...)`` on an imported
+    name differently (no method-call form), so the live code is matched only with them."""
+    header = "".join(
+        " " * _find(tree, parts[: i + 1]).col_offset + f"class {p}:\n" for i, p in enumerate(parts)
+    )
+    body = "".join(lines[node.lineno - 1 : node.end_lineno])
+    pad = node.lineno - 1 - header.count("\n")
+    imports = f"import {', '.join(names)}\n" if names and pad >= 1 else ""
+    text = imports + "\n" * (pad - imports.count("\n")) + header + body
+    code = compile(text, "<regraft-check>", "exec", flags=flags, dont_inherit=True)
+    for name in list(parts) + [node.name]:
+        code = next((c for c in code.co_consts if isinstance(c, types.CodeType) and c.co_name == name), None)
+        if code is None:
+            return None
+    return code
+
+
 def _check_live(live: types.FunctionType, node: ast.AST, lines: List[str], tree: ast.AST,
                 parts: Sequence[str], module: types.ModuleType) -> None:
     """Refuses when the live function is not what its source (as read now) compiles to: the
     file changed on disk after import, or something else swapped the code in."""
-    fresh = _compile_def(node, lines, tree, parts, "<regraft-check>", module,
-                         live.__code__.co_flags & _FUTURE_FLAGS, decorated=False)
-    if not _same_code(live.__code__, fresh.__code__):
+    names = sorted(set(_import_names(tree)) | set(_module_import_names(module)))
+    fresh = _fresh_code(node, lines, tree, parts, live.__code__.co_flags & _FUTURE_FLAGS, names)
+    if fresh is None or not _same_code(live.__code__, fresh):
         raise RegraftError(
             f"{live.__qualname__}: the running code is not what its source file says (the file "
             "changed after it was imported, or something else replaced the code): refusing to "

@@ -207,3 +207,29 @@ def test_an_earlier_patch_of_a_method_patched_again_is_not_reverted_under_the_la
     second.revert()
     first.revert()
     assert mod.Layer().forward(1) == 2
+
+
+IMPORTING = '''
+import os
+from os import path as osp
+
+
+class Paths:
+    def here(self, x):
+        base = os.getcwd()
+        return osp.join(base, x) + "/1"
+'''
+
+
+def test_a_method_calling_an_imported_module_is_recognised_as_its_source(tmp_path, monkeypatch):
+    # CPython 3.11 compiles `os.getcwd()` on an imported name without the method-call form; the
+    # check that the running code is what the file says must compile it the same way, or every
+    # such method (all of transformers' forwards calling `torch.…`) is refused as "changed".
+    (tmp_path / "importing_mod.py").write_text(IMPORTING)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    sys.modules.pop("importing_mod", None)
+    module = importlib.import_module("importing_mod")
+    rules = regraft.Rules.parse('id: p\nmatch: "$X + \\"/1\\""\naction: {replace: "$X + \\"/2\\""}\n')
+    handle = regraft.patch(module.Paths, rules, versions={})
+    assert handle.changed and module.Paths().here("a").endswith("/2")
+    sys.modules.pop("importing_mod", None)
