@@ -88,13 +88,14 @@ class Cache:
     def _seal(key: str, payload: bytes) -> str:
         return hashlib.sha256(key.encode() + b"\0" + payload).hexdigest()
 
-    def read(self, key: str) -> Optional[Tuple[str, List[str]]]:
-        """The patched text and the warnings it was made with, if a sound entry exists."""
+    def _read_payload(self, key: str, suffix: str) -> Optional[bytes]:
+        """The sealed payload of the entry ``key`` + ``suffix``, if a sound one exists: a
+        regular file of this user's that nobody else can write, whose seal matches."""
         if not self._check_folder():
             return None
         flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
         try:
-            fd = os.open(self._path(key), flags)
+            fd = os.open(os.path.join(self.folder, key + suffix), flags)
         except OSError:
             return None
         try:
@@ -111,6 +112,13 @@ class Cache:
         seal, _, payload = rest.partition(b"\n")
         if header.decode("ascii", "replace") != _MAGIC or seal.decode("ascii", "replace") != self._seal(key, payload):
             return None
+        return payload
+
+    def read(self, key: str) -> Optional[Tuple[str, List[str]]]:
+        """The patched text and the warnings it was made with, if a sound entry exists."""
+        payload = self._read_payload(key, ".py")
+        if payload is None:
+            return None
         meta, _, body = payload.partition(b"\n")
         try:
             found = json.loads(meta)
@@ -118,14 +126,26 @@ class Cache:
         except (ValueError, KeyError, TypeError):
             return None
 
+    def read_code(self, key: str) -> Optional[bytes]:
+        """The marshalled bytecode stored for ``key`` (a key that names the text it was
+        compiled from and the interpreter's bytecode version), if a sound entry exists."""
+        return self._read_payload(key, ".code")
+
     def write(self, key: str, text: str, drift: List[str]) -> None:
         """Stores an entry; a folder that cannot be written leaves caching off."""
+        payload = json.dumps({"warnings": drift}).encode() + b"\n" + text.encode("utf-8")
+        self._write_payload(key, ".py", payload)
+
+    def write_code(self, key: str, code: bytes) -> None:
+        """Stores the bytecode for ``key``, as ``write`` stores text."""
+        self._write_payload(key, ".code", code)
+
+    def _write_payload(self, key: str, suffix: str, payload: bytes) -> None:
         if not self._check_folder():
             return
-        payload = json.dumps({"warnings": drift}).encode() + b"\n" + text.encode("utf-8")
         data = f"{_MAGIC}\n{self._seal(key, payload)}\n".encode() + payload
         try:
-            fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".py", dir=self.folder)
+            fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=suffix, dir=self.folder)
         except OSError as error:
             self.usable = False
             self._warn(f"it cannot be written ({error.strerror})")
@@ -133,7 +153,7 @@ class Cache:
         try:
             with os.fdopen(fd, "wb") as f:
                 f.write(data)
-            os.replace(tmp, self._path(key))
+            os.replace(tmp, os.path.join(self.folder, key + suffix))
         except OSError as error:
             try:
                 os.unlink(tmp)

@@ -17,6 +17,7 @@ import importlib.machinery
 import importlib.util
 import inspect
 import linecache
+import marshal
 import os
 import sys
 import types
@@ -570,10 +571,12 @@ class _Loader(importlib.machinery.SourceFileLoader):
             raw = f.read()
         source = importlib.util.decode_source(raw)
         patched = self._hook.patched_source(fullname, path, source)
-        if patched != source:
-            lines = patched.splitlines(keepends=True)
-            linecache.cache[path] = (len(patched), None, lines, path)
-        return compile(patched, path, "exec", dont_inherit=True)
+        if patched == source:
+            # Nothing changed: the normal loader, with its bytecode cache.
+            return importlib.machinery.SourceFileLoader(fullname, path).get_code(fullname)
+        lines = patched.splitlines(keepends=True)
+        linecache.cache[path] = (len(patched), None, lines, path)
+        return self._hook.code_of(patched, path)
 
     def set_data(self, path: str, data: bytes, *, _mode: int = 0o666) -> None:
         """Bytecode of patched code must not land in __pycache__ for the unpatched file."""
@@ -667,6 +670,26 @@ class Hook(importlib.abc.MetaPathFinder):
         if key is not None:
             self._cache.write(key, patched, drift)
         return patched
+
+
+    def code_of(self, patched: str, path: str) -> types.CodeType:
+        """``patched`` compiled for ``path``; with a cache, the bytecode is kept beside the text
+        (keyed on both and on this interpreter's bytecode version), so a warm start compiles
+        nothing."""
+        if self._cache is None:
+            return compile(patched, path, "exec", dont_inherit=True)
+        key = self._cache.key([patched, path, importlib.util.MAGIC_NUMBER.hex()])
+        stored = self._cache.read_code(key)
+        if stored is not None:
+            try:
+                code = marshal.loads(stored)
+                if isinstance(code, types.CodeType):
+                    return code
+            except (ValueError, EOFError, TypeError):
+                pass
+        code = compile(patched, path, "exec", dont_inherit=True)
+        self._cache.write_code(key, marshal.dumps(code))
+        return code
 
 
 def install(rules: Any, packages: Sequence[str] = ("transformers",), *, phase: Optional[str] = None,

@@ -176,3 +176,33 @@ def test_entries_are_keyed_by_the_module_path(toy, tmp_path):
     finally:
         regraft.uninstall(hook)
     assert PATCHED not in inspect.getsource(other.ToyModel.forward)
+
+
+def test_a_warm_start_compiles_nothing_and_a_damaged_bytecode_entry_is_rebuilt(toy, tmp_path, monkeypatch):
+    import regraft.runtime as runtime
+
+    rules = regraft.Rules.parse(POSITIONAL)
+    cache = tmp_path / "cache"
+    compiled = []
+    real = compile
+
+    def counting(source, filename, *args, **kwargs):
+        compiled.append(filename)
+        return real(source, filename, *args, **kwargs)
+
+    monkeypatch.setattr(runtime, "compile", counting, raising=False)
+    _run(rules, cache)
+    patched_file = [f for f in compiled if f.endswith("modeling_toy.py")]
+    assert patched_file, "a cold start compiles the patched module"
+    codes = [p for p in cache.iterdir() if p.suffix == ".code"]
+    assert len(codes) == 1 and codes[0].stat().st_mode & 0o077 == 0
+    compiled.clear()
+    module, _ = _run(rules, cache)
+    assert [f for f in compiled if f.endswith("modeling_toy.py")] == [], "a warm start loads bytecode"
+    assert PATCHED in inspect.getsource(module.ToyModel.forward)
+    # A damaged bytecode entry fails its seal: compiled again, never run.
+    data = codes[0].read_bytes()
+    codes[0].write_bytes(data[:-8] + b"\x00" * 8)
+    module, _ = _run(rules, cache)
+    assert [f for f in compiled if f.endswith("modeling_toy.py")], "rebuilt from the text"
+    assert PATCHED in inspect.getsource(module.ToyModel.forward)
