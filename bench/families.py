@@ -36,7 +36,7 @@ FAMILIES = {
     "gpt_neox": ("causal", {}), "falcon": ("causal", {"new_decoder_architecture": False}),
     "olmo": ("causal", {}), "stablelm": ("causal", {}), "starcoder2": ("causal", {}),
     "granite": ("causal", {}), "opt": ("causal", {"ffn_dim": 37, "word_embed_proj_dim": 32}),
-    "bloom": ("causal", {"n_layer": 2, "n_head": 4}), "mixtral": ("causal", {"num_local_experts": 4}),
+    "bloom": ("causal", {"n_layer": 2, "n_head": 4}), "mixtral": ("causal", {"num_local_experts": 4, "intermediate_size": 48}),
     "cohere": ("causal", {}), "gptj": ("causal", {"n_embd": 32, "n_layer": 2, "n_head": 4, "rotary_dim": 4}),
     "bert": ("masked", {}), "roberta": ("masked", {}), "electra": ("masked", {"embedding_size": 32}),
     "t5": ("seq2seq", {"d_model": 32, "d_kv": 8, "d_ff": 37, "num_layers": 2,
