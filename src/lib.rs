@@ -13,6 +13,7 @@ pub mod engine;
 pub mod error;
 pub mod fetch;
 pub mod lint;
+pub mod lsp;
 pub mod matrix;
 pub mod modules;
 pub mod pattern;

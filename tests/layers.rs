@@ -18,7 +18,7 @@ const FLOORS: &[&[&str]] = &[
     &["engine"],
     &["error"],
     &["lint", "testing", "matrix"],
-    &["report"],
+    &["report", "lsp"],
     &["cli"],
     // The Python module's `regraft` console script runs the command line.
     &["pyapi"],

@@ -21,6 +21,7 @@ mod groups;
 mod hostile;
 mod layers;
 mod lint;
+mod lsp;
 mod matrix;
 mod outline;
 mod pins;

@@ -94,7 +94,7 @@ impl Command {
             Command::Test(a) => a.configure(config),
             Command::Matrix(a) => a.configure(config),
             Command::Bisect(a) => a.configure(config),
-            Command::New(_) | Command::Completions(_) => {}
+            Command::New(_) | Command::Completions(_) | Command::Lsp => {}
         }
     }
 }
@@ -148,6 +148,9 @@ enum Command {
     New(new::NewArgs),
     /// Print a shell completion script: `regraft completions bash > /etc/bash_completion.d/regraft`.
     Completions(new::CompletionsArgs),
+    /// Serve the Language Server Protocol on stdin/stdout for rule files (diagnostics, hover,
+    /// completion, go to definition): point an editor's LSP client at `regraft lsp`.
+    Lsp,
 }
 
 /// Colour for each output stream, decided once per run.
@@ -206,6 +209,13 @@ where
         Command::Bisect(args) => bisect::run(args),
         Command::New(args) => new::run(args),
         Command::Completions(args) => new::completions(args),
+        Command::Lsp => Ok(match crate::lsp::serve() {
+            Ok(()) => 0,
+            Err(e) => {
+                err(render(&e, colors.stderr));
+                2
+            }
+        }),
     };
     detail(format!("done in {:.2?}\n", started.elapsed()));
     match result {

@@ -20,22 +20,35 @@ use crate::rules::{load_file_lenient, rule_files};
 /// ranges, unused loop bindings, metavariables whose bindings cannot agree and rules without
 /// `expect`. I/O errors end the run.
 pub fn lint(paths: &[PathBuf]) -> Result<Vec<RuleError>, Error> {
-    let mut findings = Vec::new();
-    let mut loaded: Vec<Rule> = Vec::new();
+    let mut reads = Vec::new();
     for path in paths {
         for file in rule_files(path)? {
-            let read = load_file_lenient(&file).map_err(Error::from)?;
-            loaded.extend(read.rules);
-            findings.extend(read.errors);
-            // What compiling finds in a rule that did not read: errors of other keys.
-            for mut partial in read.partial {
-                partial.after.clear();
-                findings.extend(
-                    RuleSet::compile_checked(vec![partial])
-                        .err()
-                        .unwrap_or_default(),
-                );
-            }
+            reads.push(load_file_lenient(&file).map_err(Error::from)?);
+        }
+    }
+    Ok(lint_reads(reads))
+}
+
+/// Lints one rule file's text as an editor holds it (saved or not): `lint`'s findings for it.
+pub fn lint_text(name: &str, text: &str, syntax: crate::rules::Syntax) -> Vec<RuleError> {
+    lint_reads(vec![crate::rules::read_text_lenient(name, text, syntax)])
+}
+
+/// The findings of rule files already read.
+fn lint_reads(reads: Vec<crate::rules::ReadRules>) -> Vec<RuleError> {
+    let mut findings = Vec::new();
+    let mut loaded: Vec<Rule> = Vec::new();
+    for read in reads {
+        loaded.extend(read.rules);
+        findings.extend(read.errors);
+        // What compiling finds in a rule that did not read: errors of other keys.
+        for mut partial in read.partial {
+            partial.after.clear();
+            findings.extend(
+                RuleSet::compile_checked(vec![partial])
+                    .err()
+                    .unwrap_or_default(),
+            );
         }
     }
     let mut ids: HashMap<&str, ()> = HashMap::new();
@@ -61,7 +74,7 @@ pub fn lint(paths: &[PathBuf]) -> Result<Vec<RuleError>, Error> {
     if clean && let Err(e) = RuleSet::compile(loaded) {
         findings.push(e);
     }
-    Ok(findings)
+    findings
 }
 
 fn lint_rule(rule: &Rule) -> Vec<RuleError> {

@@ -165,6 +165,12 @@ fn read_bytes(name: &str, bytes: &[u8], syntax: Syntax) -> ReadRules {
     read_text(name, text.strip_prefix('\u{feff}').unwrap_or(text), syntax)
 }
 
+/// The rules of `text` that read and every error of the others, reported under `name`
+/// (`lint`'s reading of unsaved text, as an editor has it).
+pub fn read_text_lenient(name: &str, text: &str, syntax: Syntax) -> ReadRules {
+    read_text(name, text.strip_prefix('\u{feff}').unwrap_or(text), syntax)
+}
+
 /// Loads rule text of either syntax, reported under `name`.
 pub fn load_text(name: &str, text: &str, syntax: Syntax) -> Result<Vec<Rule>, RuleError> {
     first_error(read_text(name, text, syntax))

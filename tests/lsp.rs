@@ -1,0 +1,193 @@
+//! `regraft lsp` driven over stdio by a scripted JSON-RPC client: initialize, open a broken
+//! rule, diagnostics at the right range, edit it valid, diagnostics cleared, hover,
+//! completion and go to definition answer, shutdown and exit.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+
+use serde_json::{Value, json};
+
+struct Client {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+    next_id: i64,
+}
+
+impl Client {
+    fn start() -> Client {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_regraft"))
+            .arg("lsp")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let stdout = BufReader::new(child.stdout.take().unwrap());
+        Client {
+            child,
+            stdin,
+            stdout,
+            next_id: 1,
+        }
+    }
+
+    fn send(&mut self, message: Value) {
+        let body = message.to_string();
+        write!(self.stdin, "Content-Length: {}\r\n\r\n{body}", body.len()).unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    fn receive(&mut self) -> Value {
+        let mut length = 0;
+        loop {
+            let mut line = String::new();
+            self.stdout.read_line(&mut line).unwrap();
+            let line = line.trim_end();
+            if line.is_empty() {
+                break;
+            }
+            if let Some(n) = line.strip_prefix("Content-Length: ") {
+                length = n.parse().unwrap();
+            }
+        }
+        let mut body = vec![0; length];
+        self.stdout.read_exact(&mut body).unwrap();
+        serde_json::from_slice(&body).unwrap()
+    }
+
+    fn request(&mut self, method: &str, params: Value) -> Value {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        loop {
+            let message = self.receive();
+            if message["id"] == id {
+                return message["result"].clone();
+            }
+        }
+    }
+
+    fn notify(&mut self, method: &str, params: Value) {
+        self.send(json!({"jsonrpc": "2.0", "method": method, "params": params}));
+    }
+
+    /// The next `publishDiagnostics` for any document.
+    fn diagnostics(&mut self) -> Vec<Value> {
+        loop {
+            let message = self.receive();
+            if message["method"] == "textDocument/publishDiagnostics" {
+                return message["params"]["diagnostics"].as_array().unwrap().clone();
+            }
+        }
+    }
+}
+
+const BROKEN: &str = "id: r\nmach: \"f($X)\"\naction: {replace: \"g($X)\"}\nexpect: 1\n";
+const FIXED: &str = "id: r\nmatch: \"f($X)\"\naction:\n  replace: \"g($X)\"\nexpect: 1\n";
+
+#[test]
+fn an_editor_session_over_stdio() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("regraft.toml"), "").unwrap();
+    std::fs::write(
+        dir.path().join("layers.py"),
+        "class Layer:\n    def forward(self, x, mask=None):\n        return x\n",
+    )
+    .unwrap();
+    let rule_path = dir.path().join("rules").join("r.yaml");
+    let uri = format!("file://{}", rule_path.display());
+    let mut client = Client::start();
+    let init = client.request("initialize", json!({"capabilities": {}}));
+    assert_eq!(init["capabilities"]["hoverProvider"], true);
+    client.notify("initialized", json!({}));
+
+    client.notify(
+        "textDocument/didOpen",
+        json!({"textDocument": {"uri": uri, "languageId": "yaml", "version": 1, "text": BROKEN}}),
+    );
+    let found = client.diagnostics();
+    let unknown = found
+        .iter()
+        .find(|d| d["code"] == "regraft::rule::unknown_key")
+        .unwrap_or_else(|| panic!("{found:?}"));
+    assert_eq!(
+        unknown["range"],
+        json!({"start": {"line": 1, "character": 0}, "end": {"line": 1, "character": 4}})
+    );
+    assert_eq!(unknown["severity"], 1);
+    assert!(
+        unknown["message"]
+            .as_str()
+            .unwrap()
+            .contains("did you mean `match`?")
+    );
+
+    client.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": uri, "version": 2}, "contentChanges": [{"text": FIXED}]}),
+    );
+    assert_eq!(
+        client.diagnostics(),
+        Vec::<Value>::new(),
+        "cleared when fixed"
+    );
+
+    let hover = client.request(
+        "textDocument/hover",
+        json!({"textDocument": {"uri": uri}, "position": {"line": 1, "character": 2}}),
+    );
+    let text = hover["contents"]["value"].as_str().unwrap();
+    assert!(text.starts_with("`match`"), "{text}");
+    let hover = client.request(
+        "textDocument/hover",
+        json!({"textDocument": {"uri": uri}, "position": {"line": 3, "character": 15}}),
+    );
+    let text = hover["contents"]["value"].as_str().unwrap();
+    assert!(text.contains("`$X`: one node, bound on line 2"), "{text}");
+
+    let completion = client.request(
+        "textDocument/completion",
+        json!({"textDocument": {"uri": uri}, "position": {"line": 3, "character": 2}}),
+    );
+    let labels: Vec<&str> = completion
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["label"].as_str().unwrap())
+        .collect();
+    assert!(
+        labels.contains(&"outline") && labels.contains(&"kwargs_to_positional"),
+        "{labels:?}"
+    );
+    assert!(
+        !labels.contains(&"expect"),
+        "under `action` only actions: {labels:?}"
+    );
+
+    let signature = "id: s\nmatch: \"$O = layer($$$A)\"\naction: {kwargs_to_positional: {signature: Layer.forward}}\n";
+    client.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": uri, "version": 3}, "contentChanges": [{"text": signature}]}),
+    );
+    client.diagnostics();
+    let at = signature.lines().nth(2).unwrap().find("forward").unwrap();
+    let location = client.request(
+        "textDocument/definition",
+        json!({"textDocument": {"uri": uri}, "position": {"line": 2, "character": at}}),
+    );
+    assert!(
+        location["uri"].as_str().unwrap().ends_with("/layers.py"),
+        "{location}"
+    );
+    assert_eq!(
+        location["range"]["start"],
+        json!({"line": 1, "character": 8})
+    );
+
+    assert_eq!(client.request("shutdown", Value::Null), Value::Null);
+    client.notify("exit", Value::Null);
+    let status = client.child.wait().unwrap();
+    assert!(status.success());
+}
