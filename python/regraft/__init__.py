@@ -172,6 +172,8 @@ class Rules:
         self._native = native
         self.fingerprint = fingerprint
         """sha256 of the rule texts: what the import hook's cache keys patched sources by."""
+        self._origin: Optional[Dict[str, str]] = None
+        """How to read these rules again in another interpreter (``install(children=True)``)."""
 
     @classmethod
     def load(cls, path: PathLike) -> "Rules":
@@ -181,13 +183,17 @@ class Rules:
         # The texts the rules were read from, not a second walk and read of the folder.
         for text in native.texts():
             digest.update(text.encode())
-        return cls(native, digest.hexdigest())
+        rules = cls(native, digest.hexdigest())
+        rules._origin = {"path": os.path.abspath(os.fspath(path))}
+        return rules
 
     @classmethod
     def parse(cls, text: str, format: str = "yaml", name: str = "<rules>") -> "Rules":
         """Parses rules from text: ``format`` is ``"yaml"`` or ``"dsl"``; ``name`` labels diagnostics."""
         native = NativeRules.parse(text, format, name)
-        return cls(native, hashlib.sha256(text.encode()).hexdigest())
+        rules = cls(native, hashlib.sha256(text.encode()).hexdigest())
+        rules._origin = {"text": text, "format": format, "name": name}
+        return rules
 
     @property
     def ids(self) -> List[str]:

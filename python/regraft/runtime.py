@@ -694,14 +694,25 @@ class Hook(importlib.abc.MetaPathFinder):
 
 def install(rules: Any, packages: Sequence[str] = ("transformers",), *, phase: Optional[str] = None,
             versions: Optional[Mapping[str, str]] = None, cache: Optional[str] = None,
-            on_error: str = "raise") -> Hook:
+            on_error: str = "raise", children: bool = False) -> Hook:
     """Patches the modules of ``packages`` as they are imported (modules imported before keep
     their code: import them after this, or ``importlib.reload`` them). ``cache`` is a folder
     for patched sources keyed by source × path × rules × versions, so a second start rewrites
     nothing; it must belong to the current user and be writable by nobody else (else it is not
     used, with a warning), and each entry is verified before it is run (see ``_cache``).
-    Survives ``importlib.reload``; ``uninstall(hook)`` removes it."""
+    Survives ``importlib.reload``; ``uninstall(hook)`` removes it.
+
+    ``children=True`` carries the hook into child interpreters this process starts (data-loader
+    workers and ``multiprocessing`` children started with ``spawn``, tools that start their own
+    Python workers): the same rules and settings go into the environment variable
+    ``REGRAFT_BOOTSTRAP``, and the ``regraft-bootstrap.pth`` the wheel installs re-installs
+    them at the child's start, before its first import. Off by default: a child sees only
+    what its parent asked for."""
     hook = Hook(rules, packages, phase, versions, cache, on_error)
+    if children:
+        from . import _bootstrap
+
+        _bootstrap.export(rules, packages, phase, versions, cache, on_error)
     sys.meta_path.insert(0, hook)
     return hook
 
