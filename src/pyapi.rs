@@ -7,6 +7,8 @@
 
 use std::path::PathBuf;
 
+use std::str::FromStr;
+
 use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
@@ -387,10 +389,25 @@ fn main(py: Python<'_>, argv: Vec<String>) -> u8 {
     py.detach(|| crate::cli::run_with(argv))
 }
 
+/// Whether `version` satisfies the PEP 440 `specifiers` (`">=4.46,<5"`): the support window
+/// `install(supports=...)` checks, by the same rules the rules' `requires` use. A malformed
+/// specifier or version is a `RuleError`.
+#[pyfunction]
+fn admits(specifiers: &str, version: &str) -> PyResult<bool> {
+    let bad =
+        |what: &str, e: &dyn std::fmt::Display| PyErr::new::<RuleError, _>(format!("{what}: {e}"));
+    let specs = pep440_rs::VersionSpecifiers::from_str(specifiers)
+        .map_err(|e| bad(&format!("`{specifiers}` is not a PEP 440 specifier"), &e))?;
+    let version = pep440_rs::Version::from_str(version)
+        .map_err(|e| bad(&format!("`{version}` is not a PEP 440 version"), &e))?;
+    Ok(crate::versions::admits(&specs, &version))
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     m.add_function(wrap_pyfunction!(main, m)?)?;
+    m.add_function(wrap_pyfunction!(admits, m)?)?;
     m.add_class::<NativeRules>()?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("RegraftError", py.get_type::<RegraftError>())?;

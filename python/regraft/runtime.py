@@ -694,7 +694,8 @@ class Hook(importlib.abc.MetaPathFinder):
 
 def install(rules: Any, packages: Sequence[str] = ("transformers",), *, phase: Optional[str] = None,
             versions: Optional[Mapping[str, str]] = None, cache: Optional[str] = None,
-            on_error: str = "raise", children: bool = False) -> Hook:
+            on_error: str = "raise", children: bool = False,
+            supports: Optional[Mapping[str, str]] = None, outside_support: str = "warn") -> Hook:
     """Patches the modules of ``packages`` as they are imported (modules imported before keep
     their code: import them after this, or ``importlib.reload`` them). ``cache`` is a folder
     for patched sources keyed by source × path × rules × versions, so a second start rewrites
@@ -707,14 +708,48 @@ def install(rules: Any, packages: Sequence[str] = ("transformers",), *, phase: O
     Python workers): the same rules and settings go into the environment variable
     ``REGRAFT_BOOTSTRAP``, and the ``regraft-bootstrap.pth`` the wheel installs re-installs
     them at the child's start, before its first import. Off by default: a child sees only
-    what its parent asked for."""
+    what its parent asked for.
+
+    ``supports`` declares the package versions the rules were written for (``{"transformers":
+    ">=4.46,<5.30"}``, PEP 440); where an installed version falls outside, ``outside_support``
+    decides: ``"warn"`` (install, with a ``RuntimeWarning``), ``"skip"`` (warn and install
+    nothing: a patcher never half-patches a release it does not know) or ``"error"`` (raise
+    ``RegraftError``)."""
+    if outside_support not in ("warn", "skip", "error"):
+        raise ValueError(f"outside_support must be 'warn', 'skip' or 'error', not {outside_support!r}")
     hook = Hook(rules, packages, phase, versions, cache, on_error)
+    outside = _outside_support(supports or {}, hook._versions())
+    if outside:
+        message = (f"regraft: {outside} is outside the versions these rules support "
+                   f"({', '.join(f'{p} {s}' for p, s in (supports or {}).items())})")
+        if outside_support == "error":
+            raise RegraftError(message)
+        warnings.warn(message + ("; not installed" if outside_support == "skip" else ""),
+                      RuntimeWarning, stacklevel=2)
+        if outside_support == "skip":
+            return hook
     if children:
         from . import _bootstrap
 
         _bootstrap.export(rules, packages, phase, versions, cache, on_error)
     sys.meta_path.insert(0, hook)
     return hook
+
+
+def _outside_support(supports: Mapping[str, str], installed: Mapping[str, str]) -> str:
+    """The first ``package version`` installed outside its supported specifiers, or ``""``. A
+    package that is not installed is no concern of the window."""
+    from ._native import admits
+
+    for package, specifiers in supports.items():
+        version = installed.get(package)
+        if version is None:
+            from . import installed_versions
+
+            version = installed_versions([package]).get(package)
+        if version is not None and not admits(specifiers, version):
+            return f"{package} {version}"
+    return ""
 
 
 def uninstall(hook: Hook) -> None:

@@ -1,0 +1,40 @@
+"""A declared support window: `install(supports=..., outside_support=...)` decides what happens
+on a package version the rules were not written for, before anything is patched."""
+
+import sys
+import warnings
+
+import pytest
+
+import regraft
+
+from test_runtime import POSITIONAL
+
+
+def _install(**kw):
+    return regraft.install(regraft.Rules.parse(POSITIONAL), packages=["toymodels"],
+                           versions={"transformers": "4.40.0"}, **kw)
+
+
+def test_inside_the_window_installs_quietly():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        hook = _install(supports={"transformers": ">=4.30,<5"}, outside_support="error")
+    assert hook in sys.meta_path
+    regraft.uninstall(hook)
+
+
+def test_outside_the_window_warns_skips_or_raises():
+    with pytest.warns(RuntimeWarning, match=r"transformers 4\.40\.0 is outside .*>=4\.46"):
+        hook = _install(supports={"transformers": ">=4.46"})
+    assert hook in sys.meta_path, "warn: installed all the same"
+    regraft.uninstall(hook)
+    with pytest.warns(RuntimeWarning, match="not installed"):
+        hook = _install(supports={"transformers": ">=4.46"}, outside_support="skip")
+    assert hook not in sys.meta_path, "skip: nothing patched"
+    with pytest.raises(regraft.RegraftError, match="outside the versions"):
+        _install(supports={"transformers": ">=4.46"}, outside_support="error")
+    with pytest.raises(regraft.RuleError, match="not a PEP 440 specifier"):
+        _install(supports={"transformers": ">=four"})
+    with pytest.raises(ValueError, match="outside_support"):
+        _install(supports={}, outside_support="maybe")
