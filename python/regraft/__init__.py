@@ -110,6 +110,8 @@ class RuleCheck:
     """Why the rule is inactive, when it is."""
     error: Optional[RegraftError] = None
     """The error the rule raised or, for ``on_miss: warn|skip``, the drift it reports."""
+    step: int = 0
+    """Its planning step within the phase (rules with ``after`` run later, on earlier output)."""
 
 
 @dataclass(frozen=True)
@@ -159,6 +161,7 @@ def _report(raw: str, errors: Mapping[str, RegraftError]) -> CheckReport:
                 matches=[_match(m) for m in r["matches"]],
                 reason=r.get("reason"),
                 error=errors.get(r["rule"]),
+                step=r.get("step", 0),
             )
             for r in json.loads(raw)
         ]
@@ -236,7 +239,7 @@ class Rules:
         context: Union[str, Mapping[str, str], None] = None,
         on_error: str = "raise",
         module: Optional[str] = None,
-        _unit: Optional[str] = None,
+        unit: Optional[str] = None,
     ) -> str:
         """Returns ``source`` patched by every active rule.
 
@@ -249,11 +252,14 @@ class Rules:
         classes' bases; ``module`` is ``source``'s own dotted name, against which relative
         imports resolve. ``on_error="warn"`` turns any failure into a ``RuntimeWarning`` and
         returns ``source`` unchanged, so an import never fails because a patch drifted.
+        ``unit`` says ``source`` is one class or function of its module (its name), as
+        ``inspect.getsource`` gives it: rules scoped to another class or function leave it
+        alone instead of reporting their own class missing as drift.
         """
         if on_error not in ("raise", "warn"):
             raise ValueError(f"on_error must be 'raise' or 'warn', not {on_error!r}")
         try:
-            output, _ = self._apply_reporting(source, filename, versions, phase, context, module, _unit)
+            output, _ = self._apply_reporting(source, filename, versions, phase, context, module, unit)
         except RegraftError as error:
             if on_error == "raise":
                 raise
@@ -284,7 +290,7 @@ class Rules:
         phase: Optional[str] = None,
         context: Union[str, Mapping[str, str], None] = None,
         module: Optional[str] = None,
-        _unit: Optional[str] = None,
+        unit: Optional[str] = None,
     ) -> CheckReport:
         """Runs every rule on ``source`` and reports matches per rule, without editing anything.
 
@@ -293,7 +299,7 @@ class Rules:
         unknown, a source that is not Python) raises.
         """
         raw, errors = self._native.check(
-            *self._request(source, filename, versions, phase, context, module, _unit)
+            *self._request(source, filename, versions, phase, context, module, unit)
         )
         return _report(raw, errors)
 

@@ -293,7 +293,13 @@ def _patch(obj: Any, rules: Any, phase: Optional[str], versions: Optional[Mappin
     new_source = "".join(out_lines[start - 1 : end])
     in_span = lambda m: start <= m.line <= end  # noqa: E731
     edited = [r.rule for r in report.rules if r.status == "applied" and any(in_span(m) for m in r.matches)]
-    already = [r.rule for r in report.rules if r.status == "redundant" and any(in_span(m) for m in r.matches)]
+    # Already applied means found so before this patch: a rule whose sites only an earlier
+    # step of this very run put in shape (another rule of the pack did its job) is not listed.
+    order = {"init": 0, "pre_compile": 1, "post_compile": 2}
+    when = lambda r: (order.get(r.phase, 1), r.step)  # noqa: E731
+    first_edit = min((when(r) for r in report.rules if r.rule in edited), default=None)
+    already = [r.rule for r in report.rules if r.status == "redundant" and any(in_span(m) for m in r.matches)
+               and (first_edit is None or when(r) <= first_edit)]
     handle = Patch(obj, False, edited, already, new_source)
     if not edited:
         return handle

@@ -271,3 +271,16 @@ def test_patch_reads_installed_versions_once_per_process(toy, monkeypatch):
     first.revert()
     assert regraft.patch(toy.ToyModel.forward, rules).rules == ["toy-layers-positional"]
     assert reads == [["pytest"]]
+
+
+def test_apply_on_one_class_s_source_leaves_rules_about_other_classes_alone(toy):
+    pin = ('---\nid: layer-pin\nfiles: ["**/toymodels/modeling_toy.py"]\ninside: {class: ToyLayer}\n'
+           'match: "def forward($$$P): $$$B"\nexpect: 1\n')
+    rules = regraft.Rules.parse(POSITIONAL + pin)
+    source = inspect.getsource(toy.ToyModel)
+    module_source = inspect.getsource(toy)
+    with pytest.raises(regraft.DriftError, match="layer-pin"):
+        rules.apply(source, filename=toy.__file__, versions={}, context=module_source)
+    patched = rules.apply(source, filename=toy.__file__, versions={}, context=module_source,
+                          unit="ToyModel")
+    assert "x = layer(x, m, b)" in patched

@@ -233,3 +233,17 @@ def test_a_method_calling_an_imported_module_is_recognised_as_its_source(tmp_pat
     handle = regraft.patch(module.Paths, rules, versions={})
     assert handle.changed and module.Paths().here("a").endswith("/2")
     sys.modules.pop("importing_mod", None)
+
+
+def test_a_rule_whose_sites_an_earlier_step_made_is_not_already_applied(mod):
+    # `keep` runs after `plus-two` and finds its output already in shape: on the first patch
+    # that is another rule's work in this run, not something that was so before.
+    pack = FORWARD + '---\nid: keep\nafter: [plus-two]\nmatch: "return x + 2"\naction: {replace: "return x + 2"}\n'
+    rules = regraft.Rules.parse(pack)
+    handle = regraft.patch(mod.Layer, rules, versions={})
+    assert handle.rules == ["plus-two"] and handle.already_applied == []
+    handle.revert()
+    first = regraft.patch(mod.Layer, regraft.Rules.parse(FORWARD), versions={})
+    again = regraft.patch(mod.Layer, rules, versions={})
+    assert first.changed and not again.changed
+    assert sorted(again.already_applied) == ["keep"], again.already_applied
