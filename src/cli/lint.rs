@@ -22,16 +22,23 @@ pub(super) struct LintArgs {
     /// Exit 1 on warnings too.
     #[arg(long)]
     deny_warnings: bool,
+    /// Rule files to lint, as `-r` names them (what pre-commit passes).
+    #[arg(value_name = "FILE")]
+    files: Vec<PathBuf>,
 }
 
 impl super::Configure for LintArgs {
     fn configure(&mut self, config: &crate::config::Config) {
-        super::configured_rules(&mut self.rules, config);
+        if self.files.is_empty() {
+            super::configured_rules(&mut self.rules, config);
+        }
     }
 }
 
 pub(super) fn run(args: LintArgs, colors: Colors) -> Result<u8, Error> {
-    let findings = crate::lint::lint(&rule_paths(&args.rules))?;
+    let mut paths = args.rules.clone();
+    paths.extend(args.files.iter().cloned());
+    let findings = crate::lint::lint(&rule_paths(&paths))?;
     let errors = findings
         .iter()
         .filter(|f| f.kind.severity() == Severity::Error)
