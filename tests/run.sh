@@ -11,6 +11,6 @@ cargo test --locked
 venv=target/pyenv
 python=${PYTHON:-python3}
 [ -x "$venv/bin/python" ] || "$python" -m venv "$venv"
-"$venv/bin/python" -m pip install --quiet --disable-pip-version-check "pytest>=8" "jsonschema>=4"
+"$venv/bin/python" -m pip install --quiet --disable-pip-version-check "pytest>=8" "jsonschema>=4" "pre-commit>=3"
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --force-reinstall --no-deps .
 REGRAFT_BIN="$PWD/target/debug/regraft" "$venv/bin/python" -m pytest tests/python
