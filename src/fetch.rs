@@ -141,6 +141,41 @@ pub struct Fetcher {
     downloads: Cell<usize>,
 }
 
+/// `all` (oldest first) as `pick` takes them, and the ones it leaves out.
+fn choose(all: Vec<Version>, pick: Pick) -> (Vec<Version>, Vec<Version>) {
+    let mut chosen = all.clone();
+    if pick.per_minor {
+        let minor = |v: &Version| {
+            let r = v.release();
+            (r.first().copied(), r.get(1).copied())
+        };
+        // Of each run of one minor release, the last (newest) stays.
+        chosen.dedup_by(|later, earlier| {
+            let same = minor(later) == minor(earlier);
+            if same {
+                std::mem::swap(later, earlier);
+            }
+            same
+        });
+    }
+    if let Some(max) = pick.max
+        && chosen.len() > max
+    {
+        chosen.drain(..chosen.len() - max);
+    }
+    let left_out = all.into_iter().filter(|v| !chosen.contains(v)).collect();
+    (chosen, left_out)
+}
+
+/// Which of the releases a selection admits to take.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Pick {
+    /// Only the newest patch release of each minor release.
+    pub per_minor: bool,
+    /// At most this many, the newest kept; `None`: all.
+    pub max: Option<usize>,
+}
+
 impl Fetcher {
     /// A fetcher using `$REGRAFT_PYTHON` (default `python3`) and the cache `cache`, else
     /// `$REGRAFT_CACHE`, else `~/.cache/regraft`.
@@ -181,6 +216,17 @@ impl Fetcher {
             return Err(self.pip_error(what, last.trim().to_string()));
         }
         Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    }
+
+    /// The selected releases the index has, oldest first, as `pick` says: with `per_minor`
+    /// the newest patch of each minor release, then at most `max`, the newest kept. The
+    /// releases left out are returned too, so the caller can say so.
+    pub fn pick(
+        &self,
+        selection: &Selection,
+        pick: Pick,
+    ) -> Result<(Vec<Version>, Vec<Version>), FetchError> {
+        Ok(choose(self.releases(selection, usize::MAX)?, pick))
     }
 
     /// The selected releases the index has, oldest first; at most `max`, the newest kept.
@@ -338,6 +384,35 @@ os.replace(tmp, os.path.join(dest, ".complete-sha256"))
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_pick_keeps_the_newest_patch_of_each_minor_and_names_what_it_leaves_out() {
+        let v = |s: &str| Version::from_str(s).unwrap();
+        let all: Vec<Version> = ["4.40.0", "4.40.2", "4.41.0", "4.43.0", "4.43.4", "4.44.1"]
+            .into_iter()
+            .map(v)
+            .collect();
+        let names = |vs: &[Version]| vs.iter().map(ToString::to_string).collect::<Vec<_>>();
+        let (chosen, left) = choose(
+            all.clone(),
+            Pick {
+                per_minor: true,
+                max: None,
+            },
+        );
+        assert_eq!(names(&chosen), ["4.40.2", "4.41.0", "4.43.4", "4.44.1"]);
+        assert_eq!(names(&left), ["4.40.0", "4.43.0"]);
+        let (chosen, left) = choose(
+            all.clone(),
+            Pick {
+                per_minor: false,
+                max: Some(2),
+            },
+        );
+        assert_eq!(names(&chosen), ["4.43.4", "4.44.1"]);
+        assert_eq!(left.len(), 4);
+        assert_eq!(choose(all.clone(), Pick::default()).0, all);
+    }
 
     #[test]
     fn selections_are_specifiers_or_patterns() {

@@ -144,6 +144,12 @@ fn markdown_and_human_tables() {
     insta::assert_snapshot!("markdown", String::from_utf8_lossy(&md.stdout));
     let human = regraft(&args, dir.path());
     insta::assert_snapshot!("human", String::from_utf8_lossy(&human.stdout));
+    // Releases as rows: the same cells, read the other way.
+    let by_release = regraft(&[&args[..], &["--layout", "releases"]].concat(), dir.path());
+    insta::assert_snapshot!(
+        "human-by-release",
+        String::from_utf8_lossy(&by_release.stdout)
+    );
 }
 
 #[test]

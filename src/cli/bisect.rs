@@ -75,7 +75,7 @@ pub(super) fn run(args: BisectArgs) -> Result<u8, Error> {
         &rules,
         &args.rule,
         &selection,
-        args.fetch.max_releases,
+        args.fetch.pick(None),
         &with,
         &fetcher,
     )?;

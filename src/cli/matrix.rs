@@ -6,10 +6,10 @@ use clap::{Args, ValueEnum};
 
 use super::{Colors, load_rules, out};
 use crate::error::Error;
-use crate::fetch::{Fetcher, Selection};
+use crate::fetch::{Fetcher, Pick, Selection};
 use crate::matrix::{MatrixTarget, Status};
 use crate::report::findings::{Finding, Format, Level, render_findings};
-use crate::report::matrix::{human, markdown};
+use crate::report::matrix::{human, human_transposed, markdown};
 use crate::versions::VersionEnv;
 
 #[derive(Debug, Args)]
@@ -37,6 +37,21 @@ pub(super) struct MatrixArgs {
     /// After the table, propose `fixed_upstream` and `requires` bounds from what it shows.
     #[arg(long)]
     suggest: bool,
+    /// `rules`: a row per rule, a column per release; `releases`: the other way round;
+    /// `auto` (default): releases as rows when the table is wider than the terminal.
+    #[arg(long, value_enum, default_value_t = Layout::Auto)]
+    layout: Layout,
+}
+
+/// How the human table is laid out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Layout {
+    /// Releases as rows when rules as rows would be wider than the terminal.
+    Auto,
+    /// A row per rule.
+    Rules,
+    /// A row per release.
+    Releases,
 }
 
 /// Releases fetched on demand, shared by `matrix` and `bisect`.
@@ -46,22 +61,54 @@ pub(super) struct FetchArgs {
     /// `PKG>=4.46,<5`, or patterns `PKG==4.46.*,4.5*,5.*` (repeatable).
     #[arg(long = "fetch", value_name = "SELECTION")]
     pub fetch: Vec<String>,
-    /// At most this many releases per selection (the newest).
-    #[arg(long, value_name = "N", default_value_t = 12)]
-    pub max_releases: usize,
+    /// At most this many releases per selection, the newest kept (matrix: 12 unless given;
+    /// bisect: the whole range it is given, which it samples in O(log n) fetches).
+    #[arg(long, value_name = "N")]
+    pub max_releases: Option<usize>,
+    /// `minor`: only the newest patch release of each minor release the selection admits.
+    #[arg(long, value_enum, value_name = "WHICH")]
+    pub per: Option<Per>,
     /// Where fetched releases are kept (default `$REGRAFT_CACHE`, else `~/.cache/regraft`).
     #[arg(long, value_name = "DIR")]
     pub cache: Option<PathBuf>,
 }
 
+/// Which releases of a selection `--per` keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(super) enum Per {
+    /// The newest patch release of each minor release.
+    Minor,
+}
+
 impl FetchArgs {
-    /// The fetched releases as matrix targets, each unpacked once into the cache.
+    /// What to take of each selection: `--per` and `--max-releases`, else `default_max`.
+    pub(super) fn pick(&self, default_max: Option<usize>) -> Pick {
+        Pick {
+            per_minor: self.per == Some(Per::Minor),
+            max: self.max_releases.or(default_max),
+        }
+    }
+
+    /// The fetched releases as matrix targets, each unpacked once into the cache. Releases a
+    /// selection admits but the pick leaves out are named on stderr: a range asked for is
+    /// never cut in silence.
     fn targets(&self) -> Result<Vec<MatrixTarget>, Error> {
         let fetcher = Fetcher::new(self.cache.clone());
         let mut out = Vec::new();
         for arg in &self.fetch {
             let selection = Selection::parse(arg)?;
-            for version in fetcher.releases(&selection, self.max_releases)? {
+            let (chosen, left_out) = fetcher.pick(&selection, self.pick(Some(12)))?;
+            if let (Some(first), Some(last)) = (left_out.first(), left_out.last()) {
+                super::err(format!(
+                    "warning: `{arg}` admits {} releases; the matrix shows {} ({} .. {}) and leaves out {} ({first} .. {last}): --per minor takes the newest patch of each minor, --max-releases N more of the newest\n",
+                    chosen.len() + left_out.len(),
+                    chosen.len(),
+                    chosen.first().map(ToString::to_string).unwrap_or_default(),
+                    chosen.last().map(ToString::to_string).unwrap_or_default(),
+                    left_out.len(),
+                ));
+            }
+            for version in chosen {
                 let dir = fetcher.tree(&selection.package, &version)?;
                 out.push(MatrixTarget {
                     package: selection.package.clone(),
@@ -111,7 +158,21 @@ pub(super) fn run(args: MatrixArgs, colors: Colors) -> Result<u8, Error> {
     ));
     let rows = matrix.rows;
     match args.format {
-        MatrixFormat::Human => out(human(&rows, colors.stdout))?,
+        MatrixFormat::Human => {
+            let by_rule = human(&rows, colors.stdout);
+            // The terminal's width where stdout is one; 100 columns for a pipe or file.
+            let width = terminal_size::terminal_size_of(std::io::stdout())
+                .map_or(100, |(w, _)| usize::from(w.0));
+            let first = |t: &str| t.lines().next().map_or(0, |l| l.chars().count());
+            let by_release = human_transposed(&rows, colors.stdout);
+            let transposed = match args.layout {
+                Layout::Rules => false,
+                Layout::Releases => true,
+                // Too wide by rule, and narrower by release.
+                Layout::Auto => first(&by_rule) > width && first(&by_release) < first(&by_rule),
+            };
+            out(if transposed { by_release } else { by_rule })?
+        }
         MatrixFormat::Markdown => out(markdown(&rows))?,
         MatrixFormat::Json => {
             let json = serde_json::to_string_pretty(&rows).expect("rows serialize");

@@ -34,19 +34,20 @@ pub struct Bisection {
     pub diff: String,
 }
 
-/// Bisects `rule` over the releases `selection` picks (oldest first, at most `max`).
+/// Bisects `rule` over the releases `selection` admits, as `pick` takes them (oldest first):
+/// the whole asked range unless told otherwise, sampled in O(log n) fetches.
 pub fn bisect(
     rules: &RuleSet,
     rule: &str,
     selection: &Selection,
-    max: usize,
+    pick: crate::fetch::Pick,
     with: &VersionEnv,
     fetcher: &Fetcher,
 ) -> Result<Bisection, Error> {
     if !rules.rules.iter().any(|r| r.id() == rule) {
         return Err(Error::Usage(format!("no rule `{rule}` in the rules given")));
     }
-    let releases = fetcher.releases(selection, max)?;
+    let (releases, _) = fetcher.pick(selection, pick)?;
     let package = selection.package.clone();
     let looked_at = std::cell::Cell::new(0);
     let cell = |version: &Version| -> Result<Row, Error> {

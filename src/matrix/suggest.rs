@@ -36,6 +36,14 @@ pub fn suggestions(rows: &[Row], targets: &[MatrixTarget]) -> Vec<String> {
     out
 }
 
+/// What a bound from the releases the matrix saw is: the change lies after `before` and at or
+/// before `from`, and a release between them, unseen, may be where it happened.
+fn sampled(rule: &str, package: &str, before: &str, from: &str) -> String {
+    format!(
+        "; a bound from the releases shown: the change is after {before} and at or before {from} — `regraft bisect {rule} --fetch '{package}>={before},<={from}'` finds the release"
+    )
+}
+
 fn for_rule(rule: &str, package: &str, statuses: &[(String, Status)]) -> Vec<String> {
     let mut out = Vec::new();
     let is = |s: &Status, wanted: Status| *s == wanted;
@@ -48,8 +56,10 @@ fn for_rule(rule: &str, package: &str, statuses: &[(String, Status)]) -> Vec<Str
         .count();
     if tail > 0 && tail < statuses.len() && applies(&statuses[statuses.len() - tail - 1].1) {
         let from = &statuses[statuses.len() - tail].0;
+        let before = &statuses[statuses.len() - tail - 1].0;
         out.push(format!(
-            "`{rule}`: add fixed_upstream: {{{package}: \">={from}\"}} (redundant from {package} {from} on)"
+            "`{rule}`: add fixed_upstream: {{{package}: \">={from}\"}} (redundant from {package} {from} on){}",
+            sampled(rule, package, before, from)
         ));
     }
     let missing_tail = statuses
@@ -62,8 +72,10 @@ fn for_rule(rule: &str, package: &str, statuses: &[(String, Status)]) -> Vec<Str
         && applies(&statuses[statuses.len() - missing_tail - 1].1)
     {
         let from = &statuses[statuses.len() - missing_tail].0;
+        let before = &statuses[statuses.len() - missing_tail - 1].0;
         out.push(format!(
-            "`{rule}`: bound requires with {package} \"<{from}\" (missing from {package} {from} on: the shape it patches is gone, or moved — bisect to see the change)"
+            "`{rule}`: bound requires with {package} \"<{from}\" (missing from {package} {from} on: the shape it patches is gone, or moved){}",
+            sampled(rule, package, before, from)
         ));
     }
     let missing_head = statuses
@@ -72,8 +84,10 @@ fn for_rule(rule: &str, package: &str, statuses: &[(String, Status)]) -> Vec<Str
         .count();
     if missing_head > 0 && missing_head < statuses.len() && applies(&statuses[missing_head].1) {
         let from = &statuses[missing_head].0;
+        let before = &statuses[missing_head - 1].0;
         out.push(format!(
-            "`{rule}`: bound requires with {package} \">={from}\" (missing before {package} {from}: the shape it patches is not there yet)"
+            "`{rule}`: bound requires with {package} \">={from}\" (missing before {package} {from}: the shape it patches is not there yet){}",
+            sampled(rule, package, before, from)
         ));
     }
     out

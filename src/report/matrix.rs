@@ -69,36 +69,53 @@ pub fn markdown(rows: &[Row]) -> String {
 
 /// The table for a terminal, coloured by `palette`, followed by the reasons for failures.
 pub fn human(rows: &[Row], palette: Palette) -> String {
-    let cols = columns(rows);
-    let rules = distinct(rows, |r| &r.rule);
-    let rule_width = rules
+    table(rows, palette, false)
+}
+
+/// The matrix with releases as rows and rules as columns: the layout for many releases,
+/// which as columns would run far past a terminal's width.
+pub fn human_transposed(rows: &[Row], palette: Palette) -> String {
+    table(rows, palette, true)
+}
+
+/// The table with a row per rule and a column per target, or the other way round.
+fn table(rows: &[Row], palette: Palette, by_release: bool) -> String {
+    let (row_of, col_of): (fn(&Row) -> &str, fn(&Row) -> &str) = if by_release {
+        (|r| &r.target, |r| &r.rule)
+    } else {
+        (|r| &r.rule, |r| &r.target)
+    };
+    let cols = distinct(rows, col_of);
+    let lines = distinct(rows, row_of);
+    let head = if by_release { "release" } else { "rule" };
+    let first_width = lines
         .iter()
         .map(|r| r.chars().count())
         .max()
-        .unwrap_or(4)
-        .max(4);
+        .unwrap_or(0)
+        .max(head.len());
     let widths: Vec<usize> = cols
         .iter()
         .map(|c| {
             rows.iter()
-                .filter(|r| &r.target == c)
+                .filter(|r| col_of(r) == *c)
                 .map(|r| cell_text(r).len())
                 .max()
                 .unwrap_or(0)
-                .max(c.len())
+                .max(c.chars().count())
         })
         .collect();
-    let mut out = format!("{:rule_width$}", "rule");
+    let mut out = format!("{head:first_width$}");
     for (c, w) in cols.iter().zip(&widths) {
         let _ = write!(out, "  {c:w$}");
     }
     let trimmed = out.trim_end_matches(' ').len();
     out.truncate(trimmed);
     out.push('\n');
-    for rule in &rules {
-        let _ = write!(out, "{rule:rule_width$}");
+    for line in &lines {
+        let _ = write!(out, "{line:first_width$}");
         for (c, w) in cols.iter().zip(&widths) {
-            let Some(row) = rows.iter().find(|r| r.rule == *rule && &r.target == c) else {
+            let Some(row) = rows.iter().find(|r| row_of(r) == *line && col_of(r) == *c) else {
                 continue;
             };
             let text = format!("{:w$}", cell_text(row));
