@@ -78,9 +78,12 @@ pub fn human_transposed(rows: &[Row], palette: Palette) -> String {
     table(rows, palette, true)
 }
 
+/// Which field of a row names its line or its column.
+type Key = fn(&Row) -> &str;
+
 /// The table with a row per rule and a column per target, or the other way round.
 fn table(rows: &[Row], palette: Palette, by_release: bool) -> String {
-    let (row_of, col_of): (fn(&Row) -> &str, fn(&Row) -> &str) = if by_release {
+    let (row_of, col_of): (Key, Key) = if by_release {
         (|r| &r.target, |r| &r.rule)
     } else {
         (|r| &r.rule, |r| &r.target)
