@@ -168,3 +168,27 @@ fn a_predicate_of_several_statements_is_refused() {
         );
     }
 }
+
+#[test]
+fn a_pattern_error_is_said_beside_errors_of_the_action_and_where() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("r.yaml"),
+        "- id: a\n  match: \"f($x)\"\n  action: {replac: \"g($X)\"}\n  expect: 1\n\
+         - id: b\n  match: \"f($x)\"\n  where: {$X: {regex: \"(\"}}\n  action: {replace: \"g()\"}\n  expect: 1\n",
+    )
+    .unwrap();
+    let out = regraft(&["lint", "-r", "r.yaml", "--format", "json"], dir.path());
+    let findings: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).unwrap();
+    let codes: Vec<&str> = findings
+        .iter()
+        .map(|f| f["code"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        codes.iter().filter(|c| c.contains("metavariable")).count(),
+        2,
+        "each rule's `$x` is said, whatever else failed: {codes:?}"
+    );
+    assert!(codes.contains(&"regraft::rule::action"), "{codes:?}");
+    assert!(codes.iter().any(|c| c.contains("value")), "{codes:?}");
+}

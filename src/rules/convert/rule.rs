@@ -37,10 +37,12 @@ struct Parts {
 }
 
 impl Parts {
-    /// The rule, where its id, match, action, `inside` and `where` read; other keys with
-    /// mistakes are left at their defaults.
+    /// The rule, where its id and match read; other keys with mistakes are left at defaults
+    /// that cannot cause a compile error of their own (an action that did not read becomes a
+    /// `check`, which writes nothing; `inside` and `where` none), so lint reports the errors of
+    /// the pattern beside those of the keys.
     fn assemble(self, origin: Origin) -> Option<Rule> {
-        let (action, expect) = self.action_expect?;
+        let (action, expect) = self.action_expect.unwrap_or((Action::check(), None));
         Some(Rule {
             id: self.id?,
             description: self.description.unwrap_or_default(),
@@ -50,12 +52,12 @@ impl Parts {
             family: self.family.unwrap_or_default(),
             phase: self.phase.unwrap_or_default(),
             files: self.files.unwrap_or_default(),
-            inside: self.inside?,
+            inside: self.inside.unwrap_or_default(),
             patterns: self.patterns?,
             unless: self.unless.unwrap_or_default(),
             not_inside: self.not_inside.unwrap_or_default(),
             after: self.after.unwrap_or_default(),
-            constraints: self.constraints?,
+            constraints: self.constraints.unwrap_or_default(),
             action,
             expect,
             when: self.when.unwrap_or_default(),
