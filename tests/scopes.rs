@@ -179,3 +179,35 @@ fn expect_per_class_keeps_drift_detection_for_each_class() {
     let dsl = round_trip(&rule("count: 1")).dsl;
     assert!(dsl.contains("expect per class"), "{dsl}");
 }
+
+#[test]
+fn a_per_class_expect_under_warn_declines_only_the_class_that_misses() {
+    let source = "class A:\n    def forward(self, x):\n        return f(x)\n\n\nclass B:\n    def forward(self, x):\n        return g(x)\n\n\nclass C:\n    def forward(self, x):\n        return f(x) + f(x)\n";
+    let rule = "id: pc\ninside: {class: {regex: \"^[ABC]$\"}, function: forward}\nmatch: \"f($X)\"\naction: {replace: \"h($X)\"}\nexpect: {per: class, count: 1}\non_miss: warn\n";
+    let out = crate::util::patch(
+        &crate::util::rules(rule),
+        &crate::util::versions(&[]),
+        "m.py",
+        source,
+    )
+    .unwrap();
+    // A holds and is patched; B (no match) and C (two) miss, each warned about, left alone.
+    assert!(
+        out.output.contains("        return h(x)\n\n\nclass B"),
+        "{}",
+        out.output
+    );
+    assert!(out.output.contains("return f(x) + f(x)"), "{}", out.output);
+    assert_eq!(out.warnings.len(), 2, "{:?}", out.warnings);
+    // Under `on_miss: error` the file fails as before.
+    let strict = rule.replace("on_miss: warn\n", "");
+    assert!(
+        crate::util::patch(
+            &crate::util::rules(&strict),
+            &crate::util::versions(&[]),
+            "m.py",
+            source
+        )
+        .is_err()
+    );
+}

@@ -1,6 +1,8 @@
 //! One planning step: the active rules of one phase and step find their matches on one tree,
 //! plan their edits, drop conflicting ones, and the edits are applied and checked together.
 
+use std::ops::Range;
+
 use super::diagnose::{action_error, drift, drift_in_scope};
 use super::find::Found;
 use super::outcome::{Locator, MatchReport, RuleReport, RuleStatus};
@@ -181,14 +183,14 @@ impl Engine<'_> {
         let rule = self.rules.rule(id);
         let file = || SourceFile::new(input.path, input.text);
         let mut plan = RulePlan::new(rule, id);
-        let mut failed = false;
-        if self.expect_missed(rule, matches, input, &mut plan) {
-            failed = true;
-        }
+        let (mut failed, declined) = self.expect_missed(rule, matches, input, &mut plan);
         let mut written = 0usize;
         for m in matches {
             let range = m.node.start_byte()..m.last.end_byte();
-            if m.guarded {
+            let in_declined = declined
+                .iter()
+                .any(|d| d.start <= range.start && range.end <= d.end);
+            if m.guarded || in_declined {
                 let report = locator.match_report(range, &Bindings::default(), &[], true);
                 plan.report.matches.push(report);
                 continue;
@@ -240,25 +242,43 @@ impl Engine<'_> {
         plan
     }
 
-    /// Records a missed `expect` in `plan`; `true` where it fails the rule.
+    /// Records a missed `expect` in `plan`: whether it fails the rule, and the classes or
+    /// functions it declines. Counted per scope under `on_miss: warn|skip`, a scope that
+    /// misses is declined alone (warned about); the others still apply.
     fn expect_missed(
         &self,
         rule: &CompiledRule,
         matches: &[Found<'_>],
         input: &StepInput<'_>,
         plan: &mut RulePlan,
-    ) -> bool {
+    ) -> (bool, Vec<Range<usize>>) {
         let file = || SourceFile::new(input.path, input.text);
+        let policy = rule.rule.on_miss;
+        // Scopes declined under `on_miss: warn|skip` stay declined when the fixed point is
+        // checked (which counts nothing else), or that check would edit them.
+        let declines = |e: &Expect| e.per.is_some() && policy != Policy::Error;
         let Some(expect) = rule
             .rule
             .expect
-            .filter(|_| input.check_expect && self.counts_expect(rule))
+            .filter(|e| (input.check_expect || declines(e)) && self.counts_expect(rule))
         else {
-            return false;
+            return (false, Vec::new());
         };
-        let Some(mut miss) = missed_expect(rule, expect, matches, input, &file) else {
-            return false;
-        };
+        let mut misses = missed_expect(rule, expect, matches, input, &file);
+        if misses.is_empty() {
+            return (false, Vec::new());
+        }
+        if declines(&expect) {
+            let mut declined = Vec::new();
+            for (miss, scope) in misses {
+                if input.check_expect {
+                    plan.record(miss, policy);
+                }
+                declined.extend(scope);
+            }
+            return (false, declined);
+        }
+        let (mut miss, _) = misses.swap_remove(0);
         if rule.unwitnessed && matches.is_empty() {
             // Patched or drifted: this rule cannot tell. Said, not failed, not "applied".
             if let PatchError::Drift {
@@ -273,10 +293,10 @@ impl Engine<'_> {
                 );
             }
             plan.misses.push(miss);
-            return false;
+            return (false, Vec::new());
         }
-        plan.record(miss, rule.rule.on_miss);
-        true
+        plan.record(miss, policy);
+        (true, Vec::new())
     }
 
     /// Orders the planned edits; two rules whose edits overlap both fail, and the others
@@ -401,31 +421,46 @@ fn write_budget(len: usize) -> usize {
     (len * 16).max(4 << 20)
 }
 
-/// The drift error when `matches` miss `expect`: in the whole file, or in the first class or
-/// function that misses it when `expect` counts per scope.
+/// The drift errors when `matches` miss `expect`: one for the whole file, or one for each
+/// class or function that misses it (with its range) when `expect` counts per scope.
 fn missed_expect(
     rule: &CompiledRule,
     expect: Expect,
     matches: &[Found<'_>],
     input: &StepInput<'_>,
     file: &dyn Fn() -> SourceFile,
-) -> Option<PatchError> {
+) -> Vec<(PatchError, Option<Range<usize>>)> {
     let root = input.parsed.tree.root_node();
     let Some(per) = expect.per else {
         let admitted = expect.admits(matches.len() as u64);
-        return (!admitted).then(|| drift(rule, &file(), root, matches, &expect.to_string()));
+        return (!admitted)
+            .then(|| {
+                (
+                    drift(rule, &file(), root, matches, &expect.to_string()),
+                    None,
+                )
+            })
+            .into_iter()
+            .collect();
     };
     let matcher = Matcher::new(input.text);
     let scopes = scope::selected_scopes(rule, per, root, input.text, &matcher);
-    scopes.into_iter().find_map(|def| {
-        let range = def.byte_range();
-        let inside: Vec<&Found<'_>> = matches
-            .iter()
-            .filter(|m| range.start <= m.node.start_byte() && m.last.end_byte() <= range.end)
-            .collect();
-        let count = inside.len() as u64;
-        (!expect.admits(count)).then(|| drift_in_scope(rule, &file(), def, count, expect))
-    })
+    scopes
+        .into_iter()
+        .filter_map(|def| {
+            let range = def.byte_range();
+            let count = matches
+                .iter()
+                .filter(|m| range.start <= m.node.start_byte() && m.last.end_byte() <= range.end)
+                .count() as u64;
+            (!expect.admits(count)).then(|| {
+                (
+                    drift_in_scope(rule, &file(), def, count, expect),
+                    Some(range),
+                )
+            })
+        })
+        .collect()
 }
 
 /// A rule's status in one step from its matches.
