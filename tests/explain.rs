@@ -169,3 +169,16 @@ fn explain_reads_a_lone_cr_file_as_apply_does() {
     let out = regraft_ok(&["explain", "r.yaml", "--in", "t.py"], dir.path());
     assert!(out.contains("1 match\n    at 2:5\n"), "{out}");
 }
+
+#[test]
+fn with_a_metavariable_callee_only_calls_of_the_pattern_s_shape_are_near_misses() {
+    let rule = "id: r\ninside: {class: Decoder}\nmatch: \"$OUT = $LAYER(h, mask=$M)\"\naction: {remove_kwargs: [mask]}\n";
+    let source = "class Decoder:\n    def forward(self, h, m):\n        return h\n\n\nclass Other:\n    def forward(self, h, m):\n        z = print(\"x\")\n        n = len(h)\n        w = self.layer(h, mask=m)\n        return w\n";
+    let reasons = crate::util::near_misses(rule, source);
+    assert_eq!(
+        reasons.len(),
+        1,
+        "only `w = self.layer(h, mask=m)`, not print or len: {reasons:#?}"
+    );
+    assert!(reasons[0].contains("Other"), "{reasons:#?}");
+}

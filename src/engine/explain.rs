@@ -21,6 +21,10 @@ use crate::rules::model::ScopeFilter;
 use crate::source::{SourceFile, span};
 use crate::versions::Gate;
 
+/// The score of a candidate that passed the scopes and failed in the pattern, plus the depth
+/// it got to: above every scope miss.
+const PATTERN_MISS: u32 = 3000;
+
 /// How many near misses `explain` shows.
 pub const NEAR_MISSES_SHOWN: usize = 5;
 
@@ -97,6 +101,16 @@ impl Engine<'_> {
         let matched: Vec<usize> = found.iter().map(|m| m.node.id()).collect();
         let mut near = near_misses(rule, root, text, &matched);
         near.sort_by(|a, b| b.2.cmp(&a.2).then(a.0.start.cmp(&b.0.start)));
+        // Ranked by how much of the pattern they meet; the tail that met far less than the
+        // nearest (two or more levels shallower) is cut.
+        if let Some(best) = near
+            .iter()
+            .map(|n| n.2)
+            .filter(|s| *s >= PATTERN_MISS)
+            .max()
+        {
+            near.retain(|n| n.2 < PATTERN_MISS || n.2 + 1 >= best);
+        }
         // Several candidates failing at the same place for the same reason are one near miss.
         let mut seen = std::collections::HashSet::new();
         near.retain(|(_, at, _, reason)| seen.insert((at.clone(), reason.clone())));
@@ -152,11 +166,20 @@ fn near_misses(
                 Ok(seeds) => {
                     let mut bindings = seeds.into_iter().next().unwrap_or_default();
                     match matcher.why_not(&rule.pattern.root, node, &mut bindings) {
-                        Some(m) => (m.at, 3000 + m.depth, m.reason),
+                        Some(m) => (m.at, PATTERN_MISS + m.depth, m.reason),
                         None => continue,
                     }
                 }
-                Err(miss) => scope_reason(rule, node, text, &matcher, &miss),
+                Err(miss) => {
+                    // With no name to mention (`$LAYER(...)`), a node in the wrong scope is a
+                    // near miss only if it has the pattern's shape: every call is not.
+                    if head.is_none()
+                        && !matcher.matches(&rule.pattern.root, node, &mut Default::default())
+                    {
+                        continue;
+                    }
+                    scope_reason(rule, node, text, &matcher, &miss)
+                }
             };
         out.push((node.byte_range(), at, score, reason));
     }
