@@ -173,12 +173,12 @@ fn explain_reads_a_lone_cr_file_as_apply_does() {
 #[test]
 fn with_a_metavariable_callee_only_calls_of_the_pattern_s_shape_are_near_misses() {
     let rule = "id: r\ninside: {class: Decoder}\nmatch: \"$OUT = $LAYER(h, mask=$M)\"\naction: {remove_kwargs: [mask]}\n";
-    let source = "class Decoder:\n    def forward(self, h, m):\n        return h\n\n\nclass Other:\n    def forward(self, h, m):\n        z = print(\"x\")\n        n = len(h)\n        w = self.layer(h, mask=m)\n        return w\n";
+    let source = "class Decoder:\n    def forward(self, h, m):\n        return h\n\n\nclass Other:\n    def forward(self, h, m):\n        z = print(\"x\")\n        n = len(h)\n        w = self.layer(h, mask=m)\n        return w\n\n\nclass Third:\n    def run(self):\n        z = print(\"x\")\n";
     let reasons = crate::util::near_misses(rule, source);
     assert_eq!(
         reasons.len(),
         1,
-        "only `w = self.layer(h, mask=m)`, not print or len: {reasons:#?}"
+        "only `w = self.layer(h, mask=m)`, not print or len, nor anything in Third: {reasons:#?}"
     );
     assert!(reasons[0].contains("Other"), "{reasons:#?}");
 }
