@@ -90,7 +90,12 @@ const FIXED: &str = "id: r\nmatch: \"f($X)\"\naction:\n  replace: \"g($X)\"\nexp
 #[test]
 fn an_editor_session_over_stdio() {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("regraft.toml"), "").unwrap();
+    std::fs::write(
+        dir.path().join("regraft.toml"),
+        "targets = [\"model.py\"]\n",
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("model.py"), "y = f(1)\nz = f(2)\n").unwrap();
     std::fs::write(
         dir.path().join("layers.py"),
         "class Layer:\n    def forward(self, x, mask=None):\n        return x\n",

@@ -13,7 +13,7 @@ use crate::rules::convert::{INSIDE_KEYS, RULE_KEYS};
 
 /// The syntax of the document at `uri`, if it is a rule file: `*.graft`, or a YAML file whose
 /// text has a rule's keys (`id:` and `match:` at the start of a line).
-fn syntax(uri: &Uri, text: &str) -> Option<Syntax> {
+pub(super) fn syntax(uri: &Uri, text: &str) -> Option<Syntax> {
     let path = uri.path().as_str();
     if path.ends_with(".graft") {
         return Some(Syntax::Dsl);

@@ -8,6 +8,7 @@
 //! no async runtime, which is all a server answering from in-memory text needs.
 
 mod features;
+mod lens;
 mod reference;
 mod text;
 
@@ -18,10 +19,13 @@ use lsp_types::notification::{
     DidChangeTextDocument, DidCloseTextDocument, DidOpenTextDocument, Notification as _,
     PublishDiagnostics,
 };
-use lsp_types::request::{Completion, GotoDefinition, HoverRequest, Request as _};
+use lsp_types::request::{
+    CodeLensRequest, Completion, ExecuteCommand, GotoDefinition, HoverRequest, Request as _,
+};
 use lsp_types::{
-    CompletionOptions, HoverProviderCapability, OneOf, PublishDiagnosticsParams,
-    ServerCapabilities, TextDocumentSyncCapability, TextDocumentSyncKind, Uri,
+    CodeLensOptions, CompletionOptions, ExecuteCommandOptions, HoverProviderCapability, OneOf,
+    PublishDiagnosticsParams, ServerCapabilities, TextDocumentSyncCapability, TextDocumentSyncKind,
+    Uri,
 };
 
 /// Why the server stopped other than by `shutdown`/`exit`.
@@ -41,6 +45,13 @@ pub fn serve() -> Result<(), LspError> {
             ..CompletionOptions::default()
         }),
         definition_provider: Some(OneOf::Left(true)),
+        code_lens_provider: Some(CodeLensOptions {
+            resolve_provider: Some(false),
+        }),
+        execute_command_provider: Some(ExecuteCommandOptions {
+            commands: vec![lens::SHOW_DIFF.into()],
+            ..ExecuteCommandOptions::default()
+        }),
         ..ServerCapabilities::default()
     };
     let caps = serde_json::to_value(capabilities).map_err(|e| LspError(e.to_string()))?;
@@ -162,6 +173,17 @@ impl Server {
                         ))
                     })
             }
+            CodeLensRequest::METHOD => {
+                self.params::<lsp_types::CodeLensParams>(request)
+                    .map(|(p, text)| {
+                        let uri = &p.text_document.uri;
+                        let lenses = features::syntax(uri, &text)
+                            .map(|syntax| lens::lenses(uri, &text, syntax))
+                            .unwrap_or_default();
+                        serde_json::to_value(lenses)
+                    })
+            }
+            ExecuteCommand::METHOD => self.show_diff(request),
             _ => {
                 return Response::new_err(
                     id,
@@ -179,6 +201,24 @@ impl Server {
             ),
             None => Response::new_ok(id, serde_json::Value::Null),
         }
+    }
+
+    /// `regraft.showDiff URI ID`: the diff of that rule alone over the configured targets, as
+    /// the command's result (a string).
+    fn show_diff(&self, request: Request) -> Option<Result<serde_json::Value, serde_json::Error>> {
+        let params: lsp_types::ExecuteCommandParams =
+            serde_json::from_value(request.params).ok()?;
+        if params.command != lens::SHOW_DIFF {
+            return None;
+        }
+        let [uri, id] = params.arguments.as_slice() else {
+            return None;
+        };
+        let uri: Uri = uri.as_str()?.parse().ok()?;
+        let text = self.documents.get(&uri)?;
+        let syntax = features::syntax(&uri, text)?;
+        let diff = lens::diff(&uri, text, syntax, id.as_str()?)?;
+        Some(Ok(serde_json::Value::String(diff)))
     }
 
     /// A request's parameters and the text of the document they name, if it is open.
@@ -206,6 +246,12 @@ impl HasDocument for lsp_types::HoverParams {
 impl HasDocument for lsp_types::CompletionParams {
     fn document(&self) -> &Uri {
         &self.text_document_position.text_document.uri
+    }
+}
+
+impl HasDocument for lsp_types::CodeLensParams {
+    fn document(&self) -> &Uri {
+        &self.text_document.uri
     }
 }
 

@@ -1,0 +1,146 @@
+//! Code lenses: above each rule of the open document, how many matches it has in the targets
+//! the project's configuration names (`regraft.toml` / `[tool.regraft]`), and the command
+//! `regraft.showDiff` that returns the `apply --diff` of that rule alone.
+
+use std::path::{Path, PathBuf};
+
+use lsp_types::{CodeLens, Command, Range, Uri};
+
+use super::text::position;
+use crate::compile::RuleSet;
+use crate::config::Config;
+use crate::engine::{Engine, Target};
+use crate::rules::model::Rule;
+use crate::versions::VersionEnv;
+
+/// The command a lens runs: `regraft.showDiff` with the document's URI and the rule's id.
+pub(super) const SHOW_DIFF: &str = "regraft.showDiff";
+
+/// The rules of the document that read, the configuration found from its folder, and that
+/// configuration's targets and versions.
+struct Project {
+    rules: Vec<Rule>,
+    targets: Vec<crate::targets::TargetFile>,
+    versions: VersionEnv,
+}
+
+fn project(uri: &Uri, text: &str, syntax: crate::rules::Syntax) -> Option<Project> {
+    let path = PathBuf::from(uri.path().as_str());
+    let rules = crate::rules::read_text_lenient(uri.path().as_str(), text, syntax).rules;
+    let config = Config::discover(path.parent().unwrap_or(Path::new("/"))).ok()?;
+    let targets = crate::targets::collect(&config.targets).ok()?;
+    let mut versions = VersionEnv::from_pairs(&config.with).ok()?;
+    if let Some(site) = &config.site_packages {
+        versions.read_site_packages(site).ok()?;
+    }
+    Some(Project {
+        rules,
+        targets,
+        versions,
+    })
+}
+
+/// One lens per rule that reads: its matches (and the files it would change) in the
+/// configured targets, or that no target is configured.
+pub(super) fn lenses(uri: &Uri, text: &str, syntax: crate::rules::Syntax) -> Vec<CodeLens> {
+    let Some(project) = project(uri, text, syntax) else {
+        return Vec::new();
+    };
+    let counts = project.counts();
+    project
+        .rules
+        .iter()
+        .zip(counts)
+        .map(|(rule, (matches, changed))| {
+            let at = position(text, rule.id.span.start);
+            let title = if project.targets.is_empty() {
+                "no targets in the configuration (regraft.toml `targets`)".to_string()
+            } else {
+                format!(
+                    "{matches} match(es) in the configured targets; would change {changed} file(s)"
+                )
+            };
+            CodeLens {
+                range: Range::new(at, at),
+                command: Some(Command {
+                    title,
+                    command: SHOW_DIFF.into(),
+                    arguments: Some(vec![uri.as_str().into(), rule.id.value.clone().into()]),
+                }),
+                data: None,
+            }
+        })
+        .collect()
+}
+
+impl Project {
+    /// Per rule, in order: matches over the targets and files it would change.
+    fn counts(&self) -> Vec<(usize, usize)> {
+        let mut out = vec![(0, 0); self.rules.len()];
+        let Ok(set) = RuleSet::compile(self.rules.clone()) else {
+            return out;
+        };
+        let engine = Engine::new(&set, &self.versions, None);
+        for file in &self.targets {
+            let Ok(source) = crate::targets::read(file) else {
+                continue;
+            };
+            let Ok(patched) = engine.patch(Target {
+                path: &file.display,
+                source: &source,
+            }) else {
+                continue;
+            };
+            for report in &patched.rules {
+                let Some(i) = self.rules.iter().position(|r| r.id.value == report.rule) else {
+                    continue;
+                };
+                out[i].0 += report.matches.len();
+                out[i].1 += usize::from(report.matches.iter().any(|m| !m.edits.is_empty()));
+            }
+        }
+        out
+    }
+}
+
+/// The unified diff `apply --diff` would print for rule `id` of the document alone, over the
+/// configured targets; `None` when the rule or the configuration cannot be read.
+pub(super) fn diff(
+    uri: &Uri,
+    text: &str,
+    syntax: crate::rules::Syntax,
+    id: &str,
+) -> Option<String> {
+    let project = project(uri, text, syntax)?;
+    let rule = project.rules.iter().find(|r| r.id.value == id)?.clone();
+    let mut alone = rule;
+    alone.after.clear();
+    let set = RuleSet::compile(vec![alone]).ok()?;
+    let engine = Engine::new(&set, &project.versions, None);
+    let mut out = String::new();
+    for file in &project.targets {
+        let Ok(source) = crate::targets::read(file) else {
+            continue;
+        };
+        match engine.patch(Target {
+            path: &file.display,
+            source: &source,
+        }) {
+            Ok(patched) if patched.output != source => {
+                let diff = similar::TextDiff::from_lines(source.as_str(), patched.output.as_str());
+                out.push_str(
+                    &diff
+                        .unified_diff()
+                        .header(
+                            &format!("a/{}", file.display),
+                            &format!("b/{}", file.display),
+                        )
+                        .to_string(),
+                );
+            }
+            Ok(_) => {}
+            Err(e) => out.push_str(&format!("{}: {e}\n", file.display)),
+        }
+    }
+    Some(out)
+}
