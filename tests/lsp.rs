@@ -95,7 +95,7 @@ fn an_editor_session_over_stdio() {
         "targets = [\"model.py\"]\n",
     )
     .unwrap();
-    std::fs::write(dir.path().join("model.py"), "y = f(1)\nz = f(2)\n").unwrap();
+    std::fs::write(dir.path().join("model.py"), "y = f(1)\nz = h(2)\n").unwrap();
     std::fs::write(
         dir.path().join("layers.py"),
         "class Layer:\n    def forward(self, x, mask=None):\n        return x\n",
@@ -151,6 +151,10 @@ fn an_editor_session_over_stdio() {
     );
     let text = hover["contents"]["value"].as_str().unwrap();
     assert!(text.contains("`$X`: one node, bound on line 2"), "{text}");
+    assert!(
+        text.contains("In the configured targets it binds `1` (1 site(s))"),
+        "{text}"
+    );
 
     let completion = client.request(
         "textDocument/completion",

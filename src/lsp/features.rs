@@ -63,11 +63,24 @@ pub(super) fn diagnostics(uri: &Uri, text: &str) -> Vec<Diagnostic> {
         .collect()
 }
 
-/// The reference entry of the key or action under the cursor, or where a metavariable is bound.
-pub(super) fn hover(text: &str, at: Position) -> Option<Hover> {
-    let (word, range) = word_at(text, offset(text, at))?;
+/// The reference entry of the key or action under the cursor, or where a metavariable is
+/// bound and what it binds in the configured targets.
+pub(super) fn hover(uri: &Uri, text: &str, at: Position) -> Option<Hover> {
+    let cursor = offset(text, at);
+    let (word, range) = word_at(text, cursor)?;
     let markdown = if word.starts_with('$') {
-        metavariable(text, word.trim_start_matches('$'))?
+        let name = word.trim_start_matches('$');
+        let mut said = metavariable(text, name)?;
+        let bound = syntax(uri, text)
+            .and_then(|s| super::lens::bound_in_targets(uri, text, s, cursor, name));
+        if let Some((values, sites)) = bound.filter(|(_, sites)| *sites > 0) {
+            let shown: Vec<String> = values.iter().map(|v| format!("`{v}`")).collect();
+            said.push_str(&format!(
+                "\n\nIn the configured targets it binds {} ({sites} site(s))",
+                shown.join(", ")
+            ));
+        }
+        said
     } else {
         reference::entry(word)?.to_string()
     };

@@ -51,14 +51,18 @@ pub(super) fn lenses(uri: &Uri, text: &str, syntax: crate::rules::Syntax) -> Vec
         .rules
         .iter()
         .zip(counts)
-        .map(|(rule, (matches, changed))| {
+        .map(|(rule, (matches, changed, failure))| {
             let at = position(text, rule.id.span.start);
-            let title = if project.targets.is_empty() {
-                "no targets in the configuration (regraft.toml `targets`)".to_string()
-            } else {
-                format!(
+            let title = match failure {
+                _ if project.targets.is_empty() => {
+                    "no targets in the configuration (regraft.toml `targets`)".to_string()
+                }
+                Some(failure) => {
+                    format!("{matches} match(es) in the configured targets; {failure}")
+                }
+                None => format!(
                     "{matches} match(es) in the configured targets; would change {changed} file(s)"
-                )
+                ),
             };
             CodeLens {
                 range: Range::new(at, at),
@@ -74,9 +78,10 @@ pub(super) fn lenses(uri: &Uri, text: &str, syntax: crate::rules::Syntax) -> Vec
 }
 
 impl Project {
-    /// Per rule, in order: matches over the targets and files it would change.
-    fn counts(&self) -> Vec<(usize, usize)> {
-        let mut out = vec![(0, 0); self.rules.len()];
+    /// Per rule, in order: matches over the targets, files it would change, and the first
+    /// failure it meets (drift, a refusal) as apply would report it.
+    fn counts(&self) -> Vec<(usize, usize, Option<String>)> {
+        let mut out = vec![(0, 0, None); self.rules.len()];
         let Ok(set) = RuleSet::compile(self.rules.clone()) else {
             return out;
         };
@@ -85,7 +90,8 @@ impl Project {
             let Ok(source) = crate::targets::read(file) else {
                 continue;
             };
-            let Ok(patched) = engine.patch(Target {
+            // Surveyed, not patched: a drift must not hide the matches it counts.
+            let Ok(patched) = engine.survey(Target {
                 path: &file.display,
                 source: &source,
             }) else {
@@ -97,6 +103,14 @@ impl Project {
                 };
                 out[i].0 += report.matches.len();
                 out[i].1 += usize::from(report.matches.iter().any(|m| !m.edits.is_empty()));
+            }
+            for (ids, error) in &patched.errors {
+                for id in ids {
+                    let name = set.rule(*id).id();
+                    if let Some(i) = self.rules.iter().position(|r| r.id.value == name) {
+                        out[i].2.get_or_insert_with(|| error.to_string());
+                    }
+                }
             }
         }
         out
@@ -143,4 +157,49 @@ pub(super) fn diff(
         }
     }
     Some(out)
+}
+
+/// What metavariable `name` of the rule around byte `offset` binds at its sites in the
+/// configured targets: up to three distinct texts, and how many sites there are.
+pub(super) fn bound_in_targets(
+    uri: &Uri,
+    text: &str,
+    syntax: crate::rules::Syntax,
+    offset: usize,
+    name: &str,
+) -> Option<(Vec<String>, usize)> {
+    let project = project(uri, text, syntax)?;
+    // The rule the cursor is in: the last one starting at or before it.
+    let mut rule = project
+        .rules
+        .iter()
+        .filter(|r| r.origin.span.start <= offset)
+        .max_by_key(|r| r.origin.span.start)
+        .or(project.rules.first())?
+        .clone();
+    rule.after.clear();
+    let set = RuleSet::compile(vec![rule]).ok()?;
+    let engine = Engine::new(&set, &project.versions, None);
+    let (mut seen, mut sites) = (Vec::new(), 0);
+    for file in &project.targets {
+        let Ok(source) = crate::targets::read(file) else {
+            continue;
+        };
+        // Surveyed, not patched: a drift (more sites than `expect`) must not hide them.
+        let Ok(patched) = engine.survey(Target {
+            path: &file.display,
+            source: &source,
+        }) else {
+            continue;
+        };
+        for m in patched.rules.iter().flat_map(|r| &r.matches) {
+            if let Some((_, value)) = m.bindings.iter().find(|(n, _)| n == name) {
+                sites += 1;
+                if seen.len() < 3 && !seen.contains(value) {
+                    seen.push(value.clone());
+                }
+            }
+        }
+    }
+    Some((seen, sites))
 }

@@ -147,9 +147,11 @@ impl Server {
             HoverRequest::METHOD => {
                 self.params::<lsp_types::HoverParams>(request)
                     .map(|(p, text)| {
+                        let at = &p.text_document_position_params;
                         serde_json::to_value(features::hover(
+                            &at.text_document.uri,
                             &text,
-                            p.text_document_position_params.position,
+                            at.position,
                         ))
                     })
             }
