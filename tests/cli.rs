@@ -712,3 +712,43 @@ fn annotations_name_files_from_the_repository_root() {
         "{stdout}"
     );
 }
+
+#[test]
+fn expect_per_run_counts_over_every_file_of_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("pkg")).unwrap();
+    std::fs::write(dir.path().join("pkg/a.py"), "y = f(1)\n").unwrap();
+    std::fs::write(dir.path().join("pkg/b.py"), "z = 2\n").unwrap();
+    let rule = |expect: &str| {
+        format!("id: t\nmatch: \"f($X)\"\naction: {{replace: \"g($X)\"}}\nexpect: {expect}\n")
+    };
+    // One site in the tree: a file without one is no drift, the run total holds.
+    std::fs::write(dir.path().join("one.yaml"), rule("{per: run, min: 1}")).unwrap();
+    let out = regraft(&["apply", "-r", "one.yaml", "--check", "pkg"], dir.path());
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert!(
+        !text(&out.stderr).contains("drift"),
+        "{}",
+        text(&out.stderr)
+    );
+    // Two wanted over the run: drift, and nothing is written.
+    std::fs::write(dir.path().join("two.yaml"), rule("{per: run, count: 2}")).unwrap();
+    let out = regraft(&["apply", "-r", "two.yaml", "--write", "pkg"], dir.path());
+    assert_eq!(out.status.code(), Some(3));
+    assert!(
+        text(&out.stderr).contains(
+            "drift: rule `t` expects exactly 2 match(es) over the run, found 1 in 1 of 2 file(s)"
+        ),
+        "{}",
+        text(&out.stderr)
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("pkg/a.py")).unwrap(),
+        "y = f(1)\n"
+    );
+    // fmt writes it back as `per: run`.
+    let out = regraft(&["fmt", "one.yaml"], dir.path());
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let formatted = std::fs::read_to_string(dir.path().join("one.yaml")).unwrap();
+    assert!(formatted.contains("per: run"), "{formatted}");
+}

@@ -103,7 +103,14 @@ pub(super) fn run(args: ApplyArgs, colors: Colors) -> Result<u8, Error> {
     }
     let outcomes = patch_all(&engine, &versions, &plan, &args);
     let unselected = unselected(&rules, &plan, &args);
-    let exit = report_failures(&outcomes, &args, colors);
+    let mut exit = report_failures(&outcomes, &args, colors);
+    for line in super::totals::missed(
+        &rules,
+        outcomes.iter().filter_map(|o| o.result.as_ref().ok()),
+    ) {
+        err(format!("error: {line}\n"));
+        exit = exit.max(3);
+    }
     if exit != 0 {
         print_findings(&outcomes, &args, false)?;
         if args.write {
@@ -408,7 +415,13 @@ fn patch_one(
         // A pack of hundreds of rules finds nothing with most of them in every file; only
         // JSON and `-v` show those reports, so other runs drop them as each file is done.
         if args.format != Format::Json && super::verbosity() < 1 {
-            p.rules.retain(|r| r.status != RuleStatus::NoMatch);
+            // A rule counted over the run (`expect: {per: run}`) keeps them: each says the
+            // rule was active there.
+            let rules = engine.rules();
+            p.rules.retain(|r| {
+                r.status != RuleStatus::NoMatch
+                    || rules.rule(r.index).rule.expect.is_some_and(|e| e.run)
+            });
             p.rules.shrink_to_fit();
         }
     }

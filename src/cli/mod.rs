@@ -11,6 +11,7 @@ mod matrix;
 mod new;
 mod repo_paths;
 mod test;
+mod totals;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};

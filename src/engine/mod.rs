@@ -83,6 +83,11 @@ pub struct Engine<'r> {
 }
 
 impl<'r> Engine<'r> {
+    /// The rules it runs.
+    pub fn rules(&self) -> &'r RuleSet {
+        self.rules
+    }
+
     /// An engine for `rules` with package `versions`; `phase` limits it to one phase.
     pub fn new(
         rules: &'r RuleSet,

@@ -292,6 +292,42 @@ fn row(
             }
         }
     }
+    settle(
+        row,
+        rule,
+        target,
+        Tally {
+            selected,
+            probed_off,
+            probe_reason,
+            refused,
+            edited,
+        },
+    )
+}
+
+/// What the files of a target said of one rule, summed.
+struct Tally {
+    /// Files that selected it.
+    selected: usize,
+    /// Of those, files where a `when` probe left it inactive, and the first reason.
+    probed_off: usize,
+    probe_reason: Option<String>,
+    /// Matches refused under `on_refuse`.
+    refused: usize,
+    /// Whether it edited any file.
+    edited: bool,
+}
+
+/// The cell's status from the summed tally, where the files' own errors left it `ok`.
+fn settle(mut row: Row, rule: &CompiledRule, target: &MatrixTarget, tally: Tally) -> Row {
+    let Tally {
+        selected,
+        probed_off,
+        probe_reason,
+        refused,
+        edited,
+    } = tally;
     if row.status == Status::Ok && selected > 0 && probed_off == selected {
         row.status = Status::Inactive;
         row.message = probe_reason.unwrap_or_default();
@@ -302,6 +338,16 @@ fn row(
     } else if row.status == Status::Ok && row.matches > 0 && !edited && !rule.rule.action.is_check()
     {
         (row.status, row.message) = (Status::Redundant, REDUNDANT.into());
+    }
+    // `expect: {per: run}`: the count over the whole tree.
+    if let Some(expect) = rule.rule.expect.filter(|e| e.run)
+        && row.status == Status::Ok
+        && selected > 0
+        && !expect.admits(row.matches)
+    {
+        row.status = Status::Missing;
+        row.message = format!("found {}, wanted {expect}", row.matches);
+        return row;
     }
     let wants_some = rule.rule.expect.is_some_and(|e| e.min > 0);
     if selected == 0 && wants_some && row.status == Status::Ok {

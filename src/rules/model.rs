@@ -237,6 +237,9 @@ pub struct Expect {
     /// Count in each selected class or function rather than in the whole file, so a rule over
     /// many classes keeps drift detection for each.
     pub per: Option<Per>,
+    /// Count over every file of the run (`per: run`) rather than in each: a rule across a
+    /// tree keeps a drift check though most files hold none of its sites.
+    pub run: bool,
 }
 
 /// What `expect` counts in.
@@ -265,6 +268,7 @@ impl Expect {
             min: n,
             max: None,
             per: None,
+            run: false,
         }
     }
 
@@ -274,6 +278,7 @@ impl Expect {
             min: n,
             max: Some(n),
             per: None,
+            run: false,
         }
     }
 
@@ -292,6 +297,7 @@ impl fmt::Display for Expect {
         }?;
         match self.per {
             Some(per) => write!(f, " per {}", per.name()),
+            None if self.run => write!(f, " over the run"),
             None => Ok(()),
         }
     }

@@ -292,7 +292,7 @@ fn action_value(action: &Action) -> Value {
 fn expect_value(e: Expect) -> Value {
     let mut m = Mapping::new();
     match e.max {
-        Some(max) if max == e.min && e.per.is_none() => return max.into(),
+        Some(max) if max == e.min && e.per.is_none() && !e.run => return max.into(),
         Some(max) if max == e.min => {
             m.insert("count".into(), max.into());
         }
@@ -302,6 +302,9 @@ fn expect_value(e: Expect) -> Value {
                 m.insert("max".into(), max.into());
             }
         }
+    }
+    if e.run {
+        m.insert("per".into(), "run".into());
     }
     if let Some(per) = e.per {
         m.insert("per".into(), per.name().into());

@@ -234,6 +234,7 @@ impl Cx<'_> {
                     min: n,
                     max: Some(n),
                     per: None,
+                    run: false,
                 })
             }
             Value::Mapping(map) => {
@@ -253,8 +254,10 @@ impl Cx<'_> {
                 }
                 let min = count.or(bound("min")?).unwrap_or(0);
                 let max = count.or(bound("max")?);
+                let run = map.get("per").and_then(Value::as_str) == Some("run");
                 let per = map
                     .get("per")
+                    .filter(|_| !run)
                     .map(|v| self.per(&key_path(path, "per"), "per", v))
                     .transpose()?;
                 if let Some(max) = max
@@ -266,7 +269,7 @@ impl Cx<'_> {
                         format!("max {max} is below min {min}"),
                     ));
                 }
-                Ok(Expect { min, max, per })
+                Ok(Expect { min, max, per, run })
             }
             other => Err(self.wrong_type(path, "expect", "a count or {min, max}", other)),
         }
