@@ -36,6 +36,10 @@ fn a_signature_pin_names_what_upstream_changed() {
     let err = patch(&rules(rule), &versions(&[]), "m.py", &changed).unwrap_err();
     let _guard = snapshots(module_path!());
     insta::assert_snapshot!("signature_pin_fails", render(&err));
+    // A pin on the definition itself points at its parameter list, not its whole body.
+    let on_def = "id: pin\ninside: {class: Layer}\nmatch: \"def forward($$$P): $$$B\"\naction:\n  check:\n    signature: {of: Layer.forward, order: [hidden, mask]}\nexpect: 1\n";
+    let err = patch(&rules(on_def), &versions(&[]), "m.py", &changed).unwrap_err();
+    insta::assert_snapshot!("signature_pin_on_a_def_fails", render(&err));
 }
 
 #[test]

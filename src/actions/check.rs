@@ -134,7 +134,14 @@ impl ActionUnit for Check {
         if let Some(signature) = args.field("signature") {
             let probe = probe_of(signature);
             if let Some(why) = probe_signature(&probe, site, signatures)? {
-                return Err(ActionFailure::at(site.range(), "this match", why)
+                // On a matched `def`, its parameter list is what changed, not its body.
+                let (range, label) = match site.node.child_by_field_name("parameters") {
+                    Some(params) if site.node.kind() == "function_definition" => {
+                        (params.byte_range(), "these parameters")
+                    }
+                    _ => (site.range(), "this match"),
+                };
+                return Err(ActionFailure::at(range, label, why)
                     .help("upstream changed the signature this rule depends on"));
             }
         }
