@@ -211,3 +211,28 @@ fn a_per_class_expect_under_warn_declines_only_the_class_that_misses() {
         .is_err()
     );
 }
+
+#[test]
+fn a_scope_predicate_can_count_what_it_has() {
+    let one = "class A(nn.Module):\n    def __init__(self):\n        self.layers = nn.ModuleList([])\n\n    def forward(self, x):\n        for layer in self.layers:\n            x = layer(x, mask=None)\n        return x\n";
+    let two = one.replace(
+        "        self.layers = nn.ModuleList([])\n",
+        "        self.layers = nn.ModuleList([])\n        self.extra = nn.ModuleList([])\n",
+    );
+    let rule = "id: c\ninside:\n  class: {has: \"self.$L = nn.ModuleList($$$A)\", count: 1}\n  function: forward\nmatch: \"x = layer(x, mask=$M)\"\naction: {remove_kwargs: [mask]}\nexpect: {min: 0}\n";
+    let rules = crate::util::rules(rule);
+    let env = crate::util::versions(&[]);
+    let out = crate::util::patch(&rules, &env, "m.py", one).unwrap();
+    assert!(
+        out.output.contains("x = layer(x)\n"),
+        "exactly one: applies\n{}",
+        out.output
+    );
+    let out = crate::util::patch(&rules, &env, "m.py", &two).unwrap();
+    assert_eq!(out.output, two, "two lists: the class is not selected");
+    // `count` needs `has`, and counts from 1.
+    let error = crate::util::rule_error(
+        "id: c\ninside: {class: {lacks: \"x\", count: 1}}\nmatch: \"f($X)\"\naction: {delete: true}\n",
+    );
+    assert!(error.contains("how many matches of `has`"), "{error}");
+}

@@ -236,6 +236,15 @@ pub fn scope_seeds<'t>(
             if found.is_empty() {
                 return Err(format!("lacks `{}`", has.source.trim()));
             }
+            if let Some(n) = filter.count
+                && found.len() as u64 != n
+            {
+                return Err(format!(
+                    "has {} of `{}`, wants exactly {n}",
+                    found.len(),
+                    has.source.trim()
+                ));
+            }
             let mut seen = HashSet::new();
             found
                 .into_iter()

@@ -142,6 +142,8 @@ pub struct ScopeFilter {
     pub has: Option<Snippet>,
     /// It must hold no match of this pattern.
     pub lacks: Option<Snippet>,
+    /// It must hold exactly this many matches of `has` ("exactly one `nn.ModuleList`").
+    pub count: Option<u64>,
     /// For a class: one of its bases, as written in the class header (`GradientCheckpointingLayer`,
     /// `nn.Module`).
     pub extends: Option<Spanned<String>>,
@@ -177,7 +179,10 @@ impl fmt::Display for ScopeFilter {
             write!(f, " extending `{}`", base.value)?;
         }
         if let Some(has) = &self.has {
-            write!(f, " that has `{}`", has.text.trim())?;
+            match self.count {
+                Some(n) => write!(f, " that has exactly {n} `{}`", has.text.trim())?,
+                None => write!(f, " that has `{}`", has.text.trim())?,
+            }
         }
         if let Some(lacks) = &self.lacks {
             write!(f, " that lacks `{}`", lacks.text.trim())?;

@@ -172,6 +172,9 @@ fn inside_value(rule: &Rule) -> Mapping {
         if let Some(has) = &s.has {
             m.insert("has".into(), has.text.clone().into());
         }
+        if let Some(n) = s.count {
+            m.insert("count".into(), n.into());
+        }
         if let Some(lacks) = &s.lacks {
             m.insert("lacks".into(), lacks.text.clone().into());
         }

@@ -42,9 +42,9 @@ impl Cx<'_> {
             other => return Err(self.wrong_type(p, key, "a name or {regex: ...}", other)),
         };
         let allowed: &[&str] = if key == "class" {
-            &["name", "regex", "has", "lacks", "extends"]
+            &["name", "regex", "has", "count", "lacks", "extends"]
         } else {
-            &["name", "regex", "has", "lacks"]
+            &["name", "regex", "has", "count", "lacks"]
         };
         self.check_keys(p, m, allowed, &within)?;
         let field = |k: &str| m.get(k).map(|v| (key_path(p, k), v));
@@ -64,6 +64,17 @@ impl Cx<'_> {
         filter.has = field("has")
             .map(|(hp, v)| self.snippet(&hp, "has", v))
             .transpose()?;
+        if let Some((cp, v)) = field("count") {
+            let n = self.count(&cp, "count", v)?;
+            if filter.has.is_none() || n == 0 {
+                return Err(self.invalid(
+                    &cp,
+                    "count",
+                    "`count` is how many matches of `has` the scope holds, from 1 (none is `lacks`)",
+                ));
+            }
+            filter.count = Some(n);
+        }
         filter.lacks = field("lacks")
             .map(|(lp, v)| self.snippet(&lp, "lacks", v))
             .transpose()?;
