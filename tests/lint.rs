@@ -192,3 +192,25 @@ fn a_pattern_error_is_said_beside_errors_of_the_action_and_where() {
     assert!(codes.contains(&"regraft::rule::action"), "{codes:?}");
     assert!(codes.iter().any(|c| c.contains("value")), "{codes:?}");
 }
+
+#[test]
+fn a_metavariable_reused_across_a_scope_predicate_and_match_in_other_shapes_is_warned_about() {
+    let dir = tempfile::tempdir().unwrap();
+    let clash = "id: r\ninside: {class: {has: \"self.$X = nn.ModuleList($$$A)\"}}\nmatch: \"$X($$$B)\"\naction: {replace: \"g($$$B)\"}\nexpect: 1\n";
+    std::fs::write(dir.path().join("clash.yaml"), clash).unwrap();
+    let out = regraft(&["lint", "-r", "clash.yaml"], dir.path());
+    assert!(
+        text(&out.stderr).contains("it stands where only a name can in `inside.class.has`"),
+        "{}",
+        text(&out.stderr)
+    );
+    // The same shape in both (the layer list's name) is the intended reuse: nothing said.
+    let agree = clash.replace("match: \"$X($$$B)\"", "match: \"self.$X($$$B)\"");
+    std::fs::write(dir.path().join("clash.yaml"), agree).unwrap();
+    let out = regraft(&["lint", "-r", "clash.yaml"], dir.path());
+    assert!(
+        text(&out.stderr).contains("0 warning(s)"),
+        "{}",
+        text(&out.stderr)
+    );
+}

@@ -45,6 +45,29 @@ pub(super) fn disagreeing(rule: &Rule, compiled: &CompiledRule) -> Vec<RuleError
             .with_help("use two names if they are not meant to be the same code"),
         );
     }
+    // A name-only place (`self.$X`) in one pattern and a whole expression (`$X(...)`) in
+    // another: they agree only where the expression is that bare name — in a scope predicate
+    // and `match`, a reuse by accident that leaves the rule matching nothing.
+    for (i, a) in found.iter().enumerate() {
+        if reported.contains(&a.name.as_str()) || a.run {
+            continue;
+        }
+        let Some(b) = found[i + 1..]
+            .iter()
+            .find(|b| b.name == a.name && !b.run && b.name_only != a.name_only && b.key != a.key)
+        else {
+            continue;
+        };
+        reported.push(&a.name);
+        let (name_only, expression) = if a.name_only { (a, b) } else { (b, a) };
+        out.push(
+            warning(rule, &a.name, format!(
+                "it stands where only a name can in `{}` and for a whole expression in `{}`: they agree only where that expression is the bare name, so the rule may match nothing",
+                name_only.key, expression.key
+            ), expression)
+            .with_help("use two names if they are not meant to be the same (or write the same shape in both, e.g. `self.$X(...)`)"),
+        );
+    }
     for (name, constraint) in &rule.constraints {
         let name = name.value.trim_start_matches('$');
         let wants_other = !constraint.kind.is_empty()
