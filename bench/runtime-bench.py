@@ -1,7 +1,7 @@
 """Figures for the runtime layer (not a test): Rules.load of the shipped pack, one patch of a
 class (median of many calls), and the import hook's added time on a large modeling module.
 
-    target/pyenv/bin/python bench/runtime-bench.py [TRANSFORMERS_DIR]
+    target/pyenv-3.13/bin/python bench/runtime-bench.py [TRANSFORMERS_DIR]
 
 TRANSFORMERS_DIR holds an unpacked release (bench/fetch-transformers.sh), default
 $REGRAFT_CORPUS/transformers-4.57.6.

@@ -42,7 +42,7 @@ class After:
 const RULE: &str = "id: ol\ninside: {class: Attention}\nmatch: \"def forward($$$P): $$$B\"\naction:\n  outline: {decorators: [\"torch.compile(dynamic=True)\"]}\nexpect: 1\n";
 
 #[test]
-fn a_method_is_outlined_after_its_class_and_forwards_every_parameter_by_kind() {
+fn a_method_is_outlined_before_its_class_and_forwards_every_parameter_by_kind() {
     let _snapshots = crate::util::snapshots(module_path!());
     let mut source = ATTENTION.to_string();
     source = source.replace("@deprecate_kwarg(\"past_key_value\")\n    ", "");

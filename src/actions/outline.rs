@@ -117,7 +117,7 @@ impl ActionUnit for Outline {
         &self,
         args: &Arg,
         site: &Site<'_, '_>,
-        _: &mut Signatures,
+        signatures: &mut Signatures,
     ) -> Result<Vec<Edit>, ActionFailure> {
         let def = site.node;
         if def.kind() != "function_definition" {
@@ -133,12 +133,19 @@ impl ActionUnit for Outline {
         let params = def
             .child_by_field_name("parameters")
             .map_or_else(Vec::new, |p| read_params(p, site.source));
-        let call = forwarding_call(&name, &params, def)?;
         let body = def.child_by_field_name("body").ok_or_else(|| {
             ActionFailure::at(def.byte_range(), "here", "the function has no body".into())
         })?;
+        let generator = checks::is_generator(body);
+        let call = forwarding_call(&name, &params, def)?;
+        // A generator's forwarder stays a generator (decorators such as `contextmanager` or
+        // `torch.no_grad` tell them apart), delegating `send`/`throw` and its return value.
+        let forward = match generator {
+            true => format!("return (yield from {call})"),
+            false => format!("return {call}"),
+        };
         let kept = kept_statements(body);
-        if checks::is_forwarder(body, kept, &call, site.source) {
+        if checks::is_forwarder(body, kept, &forward, site.source) {
             // Already outlined: the body is the call; the function it calls must be there.
             return match checks::defines(site.root, &name, site.source) {
                 true => Ok(Vec::new()),
@@ -154,8 +161,8 @@ impl ActionUnit for Outline {
             return Ok(Vec::new());
         }
         checks::body_can_move(def, body, &place, site.source)?;
-        checks::name_is_free(&name, site.root, def, site.source)?;
-        let anchor = anchor(args, &place, site)?;
+        checks::signature_can_move(def, site.source)?;
+        name_is_usable(&name, &place, body, site, signatures)?;
         let decorators: Vec<String> = args
             .field("decorators")
             .map(|d| {
@@ -165,29 +172,87 @@ impl ActionUnit for Outline {
                     .collect()
             })
             .unwrap_or_default();
-        let generated = text::outlined_def(def, &name, &decorators, site.source);
-        let end = after_trailing_comment(site.source, anchor.end_byte());
+        let generated = text::outlined_def(def, &name, &params, &decorators, site.source);
+        let outline = placement(args, &place, site, generated)?;
+        signatures.introduced.insert(name.clone(), def.byte_range());
         // The docstring stays with the function callers see; everything else moves.
         let forward = match kept {
             Some(doc) => Edit {
                 range: doc.end_byte()..body.end_byte(),
-                text: format!("\n{}return {call}", node_indent(site.source, doc)),
+                text: format!("\n{}{forward}", node_indent(site.source, doc)),
             },
             None => Edit {
                 range: body.start_byte()..body.end_byte(),
-                text: format!("return {call}"),
+                text: forward,
             },
-        };
-        let outline = Edit {
-            range: end..end,
-            text: format!("\n\n\n{generated}"),
         };
         Ok(vec![forward, outline])
     }
 }
 
-/// The module-level statement the outline follows: the one `after` names, else the one
-/// holding the function; never one before the function (the outline reads its names).
+/// Refuses a name the forwarding call cannot reach: private in a class (mangled there), used
+/// in the module or by a parameter, or taken by another outline planned in this file.
+fn name_is_usable(
+    name: &str,
+    place: &checks::Place<'_>,
+    body: Node<'_>,
+    site: &Site<'_, '_>,
+    signatures: &Signatures,
+) -> Result<(), ActionFailure> {
+    let def = site.node;
+    if place.class.is_some() && checks::is_private(name) {
+        return Err(ActionFailure::at(
+            def.byte_range(),
+            "this method",
+            format!(
+                "the outline's name `{name}` is private: inside the class the forwarding call would be mangled to `_Class{name}` and fail with a NameError"
+            ),
+        )
+        .help("give `outline` a `name` that does not start with two underscores"));
+    }
+    checks::name_is_free(name, site.root, body, site.source)?;
+    match signatures.introduced.get(name) {
+        Some(taken) => Err(ActionFailure::at(
+            def.byte_range(),
+            "this function",
+            format!(
+                "`{name}` is the outline of another function here too (bytes {}..{}): two module-level functions of one name, the second replacing the first",
+                taken.start, taken.end
+            ),
+        )
+        .help("make the name distinct per function, e.g. with `${def}` and a capture")),
+        None => Ok(()),
+    }
+}
+
+/// The edit that writes the outline: after the statement `after` names, else before the
+/// statement holding the function (and the comments over it) — whatever runs while that
+/// statement runs (a class decorator, a metaclass, a base's `__init_subclass__`) may already
+/// call the function.
+fn placement(
+    args: &Arg,
+    place: &checks::Place<'_>,
+    site: &Site<'_, '_>,
+    generated: String,
+) -> Result<Edit, ActionFailure> {
+    if args.field("after").is_some() {
+        let anchor = anchor(args, place, site)?;
+        let end = after_trailing_comment(site.source, anchor.end_byte());
+        return Ok(Edit {
+            range: end..end,
+            text: format!("\n\n\n{generated}"),
+        });
+    }
+    let at = text::before_leading_comments(site.source, place.top.start_byte());
+    Ok(Edit {
+        range: at..at,
+        text: format!("{generated}\n\n\n"),
+    })
+}
+
+/// The module-level statement the outline follows when `after` names one: never one before
+/// the function, and nothing between the two that runs code at import (which might call the
+/// function before its outline exists).
 fn anchor<'t>(
     args: &Arg,
     place: &checks::Place<'t>,
@@ -211,15 +276,17 @@ fn anchor<'t>(
             format!("`after: {named}` stands before the function: the outline must follow it"),
         ));
     }
+    checks::nothing_runs_between(place.top, anchor, site.source)?;
     Ok(anchor)
 }
 
-/// The docstring the forwarding function keeps, if the body starts with one.
+/// The docstring the forwarding function keeps (`__doc__` is the callers'), if the body
+/// starts with one — also when it is the whole body.
 fn kept_statements(body: Node<'_>) -> Option<Node<'_>> {
     let first = *significant_children(body).first()?;
     let is_doc = first.kind() == "expression_statement"
         && first.named_child(0).is_some_and(|c| c.kind() == "string");
-    (is_doc && significant_children(body).len() > 1).then_some(first)
+    is_doc.then_some(first)
 }
 
 /// The call forwarding `params` to `name`, checked to bind each parameter to the argument of

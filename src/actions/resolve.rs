@@ -62,6 +62,11 @@ pub struct Signatures<'c> {
     /// Modules by (importer, import), and by their own names.
     loaded: HashMap<String, Result<Arc<Loaded>, String>>,
     pub(super) by_name: HashMap<String, Arc<Loaded>>,
+    /// Module-level names that edits planned so far in this file introduce (an outline's
+    /// `def`), with the byte range of the site that took each: each site is planned on the
+    /// same text, so only this tells a second site (a property's setter beside its getter)
+    /// that its name is taken.
+    pub(super) introduced: HashMap<String, std::ops::Range<usize>>,
 }
 
 /// The name the signature context is known by in messages.
@@ -82,6 +87,7 @@ impl<'c> Signatures<'c> {
             path,
             loaded: HashMap::new(),
             by_name: HashMap::new(),
+            introduced: HashMap::new(),
         }
     }
 

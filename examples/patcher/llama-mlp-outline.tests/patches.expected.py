@@ -3,12 +3,12 @@ import torch
 from torch import nn
 
 
-class LlamaMLP(nn.Module):
-    def forward(self, x):
-        return LlamaMLP_forward(self, x)
-
-
 @torch.compile(dynamic=True)
 def LlamaMLP_forward(self, x):
     down_proj = self.down_proj(self.act_fn(self.gate_proj(x)) * self.up_proj(x))
     return down_proj
+
+
+class LlamaMLP(nn.Module):
+    def forward(self, x):
+        return LlamaMLP_forward(self, x)

@@ -63,16 +63,75 @@ fn decorated(node: Node<'_>) -> Node<'_> {
         .unwrap_or(node)
 }
 
-/// Whether `body` (after the docstring `kept`) is exactly `return CALL`.
+/// Whether `body` (after the docstring `kept`) is exactly the `forward` statement.
 pub(super) fn is_forwarder(
     body: Node<'_>,
     kept: Option<Node<'_>>,
-    call: &str,
+    forward: &str,
     source: &str,
 ) -> bool {
     let statements = significant_children(body);
     let rest = &statements[usize::from(kept.is_some())..];
-    same_code(rest, source, &format!("return {call}"))
+    same_code(rest, source, forward)
+}
+
+/// Refuses a function with type parameters (`def f[T](x: T)`): its body may read them, and a
+/// module-level copy would make other `TypeVar`s of the same names.
+pub(super) fn signature_can_move(def: Node<'_>, source: &str) -> Result<(), ActionFailure> {
+    match def.child_by_field_name("type_parameters") {
+        Some(tp) => Err(ActionFailure::at(
+            tp.byte_range(),
+            "type parameters",
+            format!(
+                "the function has type parameters `{}`, which its body may read: outlined, they would be other objects",
+                &source[tp.byte_range()]
+            ),
+        )),
+        None => Ok(()),
+    }
+}
+
+/// Refuses module-level statements after `top` up to and including `anchor` that run code at
+/// import (a call, a class body, a decorator): one may call the function before the outline,
+/// placed after `anchor`, exists. Imports, plain `def`s, docstrings and `pass` run nothing.
+pub(super) fn nothing_runs_between(
+    top: Node<'_>,
+    anchor: Node<'_>,
+    source: &str,
+) -> Result<(), ActionFailure> {
+    let mut next = top.next_named_sibling();
+    while let Some(statement) = next {
+        if statement.start_byte() > anchor.start_byte() {
+            break;
+        }
+        let quiet = match statement.kind() {
+            "function_definition"
+            | "import_statement"
+            | "import_from_statement"
+            | "future_import_statement"
+            | "pass_statement"
+            | "comment" => true,
+            "expression_statement" => statement
+                .named_child(0)
+                .is_some_and(|c| c.kind() == "string"),
+            _ => false,
+        };
+        if !quiet {
+            return Err(ActionFailure::at(
+                statement.byte_range(),
+                "runs at import",
+                format!(
+                    "this statement runs code at import between the function and `after:` `{}`: it may call the function before its outline exists",
+                    anchor
+                        .child_by_field_name("name")
+                        .map_or("", |n| &source[n.byte_range()])
+                ),
+            )
+            .help("drop `after` (the outline then stands before the function's statement)"));
+        }
+        next = statement.next_named_sibling();
+    }
+    Ok(())
 }
 
 /// Whether the module defines a function `name` at its top level.
@@ -135,7 +194,7 @@ pub(super) fn forwards_elsewhere(def: Node<'_>, root: Node<'_>, source: &str) ->
                 && last.kind() == "return_statement"
                 && last
                     .named_child(0)
-                    .filter(|c| c.kind() == "call")
+                    .and_then(forwarded_call)
                     .and_then(|c| c.child_by_field_name("function"))
                     .is_some_and(|f| &source[f.byte_range()] == name)
             {
@@ -148,6 +207,33 @@ pub(super) fn forwards_elsewhere(def: Node<'_>, root: Node<'_>, source: &str) ->
         ) || n.kind() == "function_definition"
         {
             stack.extend(n.children(&mut cursor));
+        }
+    }
+    false
+}
+
+/// The call a forwarder's `return` returns: `CALL`, or `(yield from CALL)` for a generator.
+fn forwarded_call(value: Node<'_>) -> Option<Node<'_>> {
+    let mut node = value;
+    while node.kind() == "parenthesized_expression" {
+        node = node.named_child(0)?;
+    }
+    if node.kind() == "yield" {
+        node = node.named_child(0)?;
+    }
+    (node.kind() == "call").then_some(node)
+}
+
+/// Whether `body` makes its function a generator: a `yield` outside any nested function,
+/// lambda or class (those are scopes of their own).
+pub(super) fn is_generator(body: Node<'_>) -> bool {
+    let mut stack = vec![body];
+    let mut cursor = body.walk();
+    while let Some(n) = stack.pop() {
+        match n.kind() {
+            "yield" => return true,
+            "function_definition" | "lambda" | "class_definition" => {}
+            _ => stack.extend(n.children(&mut cursor)),
         }
     }
     false
@@ -177,6 +263,16 @@ pub(super) fn body_can_move(
             "call" if is_bare_super(n, source) => Some(
                 "calls `super()` without arguments, which needs the `__class__` cell only a method has: outlined, it raises `RuntimeError: super(): __class__ cell not found`".to_string(),
             ),
+            // `s = super; s()`: naming `super` at all is what gives a method its class cell.
+            "identifier"
+                if text == "super"
+                    && !is_super_with_arguments(n, source)
+                    && !is_attribute_name(n) =>
+            {
+                Some(
+                "names `super` other than as `super(Class, obj)`: through an alias it is called without arguments, which needs the `__class__` cell only a method has".to_string(),
+            )
+            }
             "identifier" if text == "__class__" => Some(
                 "reads `__class__`, which only a method's body has".to_string(),
             ),
@@ -211,17 +307,36 @@ fn is_bare_super(call: Node<'_>, source: &str) -> bool {
         && arguments.is_some_and(|a| a.named_child_count() == 0)
 }
 
+/// `super` as the callee of a call with arguments (`super(Class, obj)`), or of a bare
+/// `super()` (refused on its own, with its own message).
+fn is_super_with_arguments(identifier: Node<'_>, source: &str) -> bool {
+    identifier
+        .parent()
+        .filter(|c| c.kind() == "call")
+        .filter(|c| c.child_by_field_name("function") == Some(identifier))
+        .is_some_and(|c| is_bare_super(c, source) || c.child_by_field_name("arguments").is_some())
+}
+
+/// Whether `identifier` is the attribute of an `obj.name` (not a name Python looks up).
+fn is_attribute_name(identifier: Node<'_>) -> bool {
+    identifier
+        .parent()
+        .filter(|p| p.kind() == "attribute")
+        .is_some_and(|p| p.child_by_field_name("attribute") == Some(identifier))
+}
+
 /// A name Python mangles in a class: two leading underscores, not two trailing.
-fn is_private(name: &str) -> bool {
+pub(super) fn is_private(name: &str) -> bool {
     name.starts_with("__") && !name.ends_with("__")
 }
 
-/// Refuses a new name the module already uses anywhere outside the function: it would shadow
-/// that binding or be shadowed by it.
+/// Refuses a new name the module already uses anywhere outside the function's body (its
+/// parameters count: the forwarder's call would name the parameter): it would shadow that
+/// binding or be shadowed by it.
 pub(super) fn name_is_free(
     name: &str,
     root: Node<'_>,
-    def: Node<'_>,
+    body: Node<'_>,
     source: &str,
 ) -> Result<(), ActionFailure> {
     let is_word = |c: char| c.is_alphanumeric() || c == '_';
@@ -229,7 +344,7 @@ pub(super) fn name_is_free(
         let end = at + name.len();
         if source[..at].chars().next_back().is_some_and(is_word)
             || source[end..].chars().next().is_some_and(is_word)
-            || def.byte_range().contains(&at)
+            || body.byte_range().contains(&at)
         {
             continue;
         }

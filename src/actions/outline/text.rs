@@ -3,6 +3,7 @@
 
 use tree_sitter::Node;
 
+use super::super::signature::{Param, ParamKind};
 use super::super::{ActionFailure, Site};
 use super::checks::Place;
 
@@ -126,26 +127,31 @@ pub(super) fn expand_name(
     }
 }
 
-/// The outlined function: `decorators`, then `def NAME` with the parameters, annotations and
-/// body of `def`, dedented to the module's level (lines inside strings kept as they are).
+/// The outlined function: `decorators`, then `def NAME` with the parameters' names and kinds
+/// (`/`, `*`, `*args`, `**kwargs`) and the body of `def`, dedented to the module's level
+/// (lines inside strings kept as they are). Defaults, annotations and the return annotation
+/// stay on the original alone: the forwarder passes every argument, and evaluated a second
+/// time at module level they would run side effects twice or read class-level names.
 pub(super) fn outlined_def(
     def: Node<'_>,
     name: &str,
+    params: &[Param],
     decorators: &[String],
     source: &str,
 ) -> String {
-    let start = def
-        .child_by_field_name("parameters")
-        .map_or(def.start_byte(), |p| p.start_byte());
+    let colon = (0..def.child_count())
+        .filter_map(|i| def.child(i))
+        .find(|c| c.kind() == ":")
+        .map_or(def.start_byte(), |c| c.end_byte());
     let indent = crate::python::node_indent(source, def);
     let in_string = multiline_strings(def);
     let mut out = String::new();
     for d in decorators {
         out.push_str(&format!("@{d}\n"));
     }
-    out.push_str(&format!("def {name}"));
-    let mut at = start;
-    for (i, line) in source[start..def.end_byte()]
+    out.push_str(&format!("def {name}({}):", parameter_list(params)));
+    let mut at = colon;
+    for (i, line) in source[colon..def.end_byte()]
         .split_inclusive('\n')
         .enumerate()
     {
@@ -161,6 +167,45 @@ pub(super) fn outlined_def(
         at += line.len();
     }
     out
+}
+
+/// `params` as a parameter list of bare names, each of its own kind.
+fn parameter_list(params: &[Param]) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let star = params.iter().any(|p| p.kind == ParamKind::VarPositional);
+    for (i, p) in params.iter().enumerate() {
+        if p.kind == ParamKind::KeywordOnly
+            && !star
+            && params[..i].iter().all(|q| q.kind != ParamKind::KeywordOnly)
+        {
+            parts.push("*".into());
+        }
+        parts.push(match p.kind {
+            ParamKind::VarPositional => format!("*{}", p.name),
+            ParamKind::VarKeyword => format!("**{}", p.name),
+            _ => p.name.clone(),
+        });
+        let next = params.get(i + 1).map(|q| q.kind);
+        if p.kind == ParamKind::PositionalOnly && next != Some(ParamKind::PositionalOnly) {
+            parts.push("/".into());
+        }
+    }
+    parts.join(", ")
+}
+
+/// Where text inserted before the module-level statement at `start` goes: above the comment
+/// lines directly over it (they describe that statement).
+pub(super) fn before_leading_comments(source: &str, start: usize) -> usize {
+    // A module-level statement starts its line; lines ending in a lone `\r` are not walked.
+    let mut at = start;
+    while at > 0 && source[..at].ends_with('\n') {
+        let line_start = source[..at - 1].rfind('\n').map_or(0, |i| i + 1);
+        if !source[line_start..at].starts_with('#') {
+            break;
+        }
+        at = line_start;
+    }
+    at
 }
 
 /// The ranges of the strings in `node` that span lines.

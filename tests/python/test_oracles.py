@@ -1,0 +1,32 @@
+"""The oracles (tests/python/oracles/): generated programs, regraft applied in-process, CPython
+as the judge. A few hundred cases here, derandomized so CI is repeatable; ``bench/oracles.py``
+runs thousands with a seed and prints the figures the README quotes.
+``REGRAFT_ORACLE_CASES`` raises the count per oracle."""
+
+import os
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from oracles import Drawn, outline
+
+ORACLES = {"outline": outline}
+
+CASES = int(os.environ.get("REGRAFT_ORACLE_CASES", "300"))
+ORACLE = settings(max_examples=CASES, derandomize=True, database=None, deadline=None,
+                  suppress_health_check=list(HealthCheck))
+
+
+@pytest.mark.parametrize("name", sorted(ORACLES))
+def test_oracle(name):
+    oracle = ORACLES[name]
+
+    @ORACLE
+    @given(st.data())
+    def check(data):
+        case = oracle.case(Drawn(data))
+        failure = oracle.judge(case)
+        assert failure is None, f"rule:\n{case.rule}\n{failure}"
+
+    check()
