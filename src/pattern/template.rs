@@ -32,14 +32,36 @@ pub fn substitute(template: &str, bindings: &Bindings<'_>, source: &str, indent:
             }
         }
     }
-    // Lines holding only indentation are left empty.
-    let mut cleaned: Vec<&str> = out.split('\n').collect();
-    for line in &mut cleaned {
-        if line.trim().is_empty() {
-            *line = "";
-        }
+    without_blank_indentation(&out, indent)
+}
+
+/// `out` with lines holding only indentation left empty — except lines inside a string that
+/// spans lines, whose spaces are part of its value.
+fn without_blank_indentation(out: &str, indent: &str) -> String {
+    let blank = |line: &str| !line.is_empty() && line.trim().is_empty();
+    if !out.split('\n').any(blank) {
+        return out.to_string();
     }
-    cleaned.join("\n")
+    let (text, shift) = as_block(out, indent);
+    let tree = crate::python::parse(&text);
+    let strings: Vec<std::ops::Range<usize>> =
+        crate::python::multiline_strings(&[tree.root_node()])
+            .into_iter()
+            .map(|r| r.start.saturating_sub(shift)..r.end.saturating_sub(shift))
+            .collect();
+    let mut cleaned = String::with_capacity(out.len());
+    let mut at = 0;
+    for (i, line) in out.split('\n').enumerate() {
+        if i > 0 {
+            cleaned.push('\n');
+        }
+        let in_string = strings.iter().any(|r| r.start < at && at < r.end);
+        if !blank(line) || in_string {
+            cleaned.push_str(line);
+        }
+        at += line.len() + 1;
+    }
+    cleaned
 }
 
 /// `template` without the lines that hold only a `$$$NAME` that bound nothing: an empty run
@@ -248,13 +270,25 @@ fn place_capture(
     } else {
         format!("{indent}{}", current_indent(out))
     };
+    // Lines that start inside a string spanning lines are part of its value: kept verbatim.
+    let strings = match capture {
+        Capture::One(node) => crate::python::multiline_strings(&[*node]),
+        Capture::Many(nodes) => crate::python::multiline_strings(nodes),
+    };
     let segments: Vec<&str> = text.split('\n').collect();
+    let mut at = start;
     for (i, segment) in segments.iter().enumerate() {
+        let in_string = strings.iter().any(|r| r.start < at && at < r.end);
+        at += segment.len() + 1;
         if i == 0 {
             out.push_str(segment);
             continue;
         }
         out.push('\n');
+        if in_string {
+            out.push_str(segment);
+            continue;
+        }
         let last = i + 1 == segments.len();
         if segment.trim().is_empty() && !last {
             continue;

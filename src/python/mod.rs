@@ -318,6 +318,26 @@ pub fn named_descendants<'t>(root: Node<'t>) -> impl Iterator<Item = Node<'t>> {
     })
 }
 
+/// The byte ranges of the strings within `nodes` that span lines: text inside them is a
+/// value, never indentation, so re-indenting code must leave those lines as they are.
+pub fn multiline_strings(nodes: &[Node<'_>]) -> Vec<Range<usize>> {
+    let mut out = Vec::new();
+    let mut stack: Vec<Node<'_>> = nodes.to_vec();
+    while let Some(n) = stack.pop() {
+        // A node on one line holds no string that spans lines.
+        if n.start_position().row == n.end_position().row {
+            continue;
+        }
+        if n.kind() == "string" {
+            out.push(n.byte_range());
+            continue;
+        }
+        let mut cursor = n.walk();
+        stack.extend(n.children(&mut cursor));
+    }
+    out
+}
+
 /// Leading whitespace of the line `offset` stands on. It searches back for the line's start:
 /// where `offset` is a node's, [`node_indent`] finds it without searching.
 pub fn line_indent(text: &str, offset: usize) -> &str {

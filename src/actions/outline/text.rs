@@ -144,7 +144,7 @@ pub(super) fn outlined_def(
         .find(|c| c.kind() == ":")
         .map_or(def.start_byte(), |c| c.end_byte());
     let indent = crate::python::node_indent(source, def);
-    let in_string = multiline_strings(def);
+    let in_string = crate::python::multiline_strings(&[def]);
     let mut out = String::new();
     for d in decorators {
         out.push_str(&format!("@{d}\n"));
@@ -206,21 +206,4 @@ pub(super) fn before_leading_comments(source: &str, start: usize) -> usize {
         at = line_start;
     }
     at
-}
-
-/// The ranges of the strings in `node` that span lines.
-fn multiline_strings(node: Node<'_>) -> Vec<std::ops::Range<usize>> {
-    let mut out = Vec::new();
-    let mut stack = vec![node];
-    let mut cursor = node.walk();
-    while let Some(n) = stack.pop() {
-        if n.kind() == "string" {
-            if n.start_position().row != n.end_position().row {
-                out.push(n.byte_range());
-            }
-            continue;
-        }
-        stack.extend(n.children(&mut cursor));
-    }
-    out
 }

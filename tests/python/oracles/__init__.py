@@ -107,12 +107,12 @@ def run_regraft(case: Case) -> Outcome:
 def _run_cli(cli: str, case: Case) -> Outcome:
     with tempfile.TemporaryDirectory() as folder:
         target = pathlib.Path(folder, case.filename)
-        target.write_text(case.source)
+        target.write_bytes(case.source.encode())
         pathlib.Path(folder, "oracle.yaml").write_text(case.rule)
         run = subprocess.run([cli, "apply", "--no-config", "--color", "never", "-r", "oracle.yaml",
                               "--write", case.filename], cwd=folder, capture_output=True,
                              text=True)
-        written = target.read_text()
+        written = target.read_bytes().decode()
         if run.returncode != 0:
             if written != case.source:
                 return Outcome(written, f"exit {run.returncode} but the file was written")
