@@ -41,6 +41,25 @@ fn generate(name: &str, dir: &Path) {
             );
             fs::write(dir.join("deep.py"), text).unwrap();
         }
+        // A 1 MB scalar aliased 3,000 times: 3 GB once serde_yaml expands it.
+        "47-yaml-large-alias-repeated" => {
+            let mut text = format!(
+                "id: bomb\ndescription: &a {}\nfiles:\n",
+                "x".repeat(1 << 20)
+            );
+            text.push_str(&"  - *a\n".repeat(3_000));
+            text.push_str("match: f($X)\naction: {remove_kwargs: [a]}\n");
+            fs::write(dir.join("r.yaml"), text).unwrap();
+        }
+        // 20,000 nested flow lists: both YAML parsers take time quadratic in the depth.
+        "48-yaml-deep-flow-nesting" => {
+            let text = format!(
+                "id: deep\nfiles: {}{}\nmatch: f($X)\naction: {{remove_kwargs: [a]}}\n",
+                "[".repeat(20_000),
+                "]".repeat(20_000)
+            );
+            fs::write(dir.join("r.yaml"), text).unwrap();
+        }
         "20-fifty-thousand-arguments" => {
             let args: Vec<String> = (0..50_000).map(|i| format!("k{i}={i}")).collect();
             fs::write(dir.join("wide.py"), format!("f({})\n", args.join(", "))).unwrap();

@@ -27,6 +27,11 @@ pub struct YamlSyntaxError {
 
 /// Reads every document of `text`; documents that are empty are skipped.
 pub fn read_documents(text: &str) -> Result<Vec<Document>, YamlSyntaxError> {
+    // Flow nesting is bounded before either parser runs (both take time quadratic in it);
+    // then the event pass bounds what aliases expand to before serde_yaml builds values,
+    // which would materialise every alias.
+    flow_depth(text)?;
+    let indexes = span_indexes(text)?;
     let mut values = Vec::new();
     for document in serde_yaml::Deserializer::from_str(text) {
         let value = serde_yaml::Value::deserialize(document).map_err(|e| {
@@ -40,7 +45,7 @@ pub fn read_documents(text: &str) -> Result<Vec<Document>, YamlSyntaxError> {
         })?;
         values.push(value);
     }
-    let mut indexes = span_indexes(text)?;
+    let mut indexes = indexes;
     if indexes.len() != values.len() {
         // The two readers split documents differently (only in odd corner cases); spans then
         // fall back to the whole file rather than pointing somewhere wrong.
@@ -54,6 +59,48 @@ pub fn read_documents(text: &str) -> Result<Vec<Document>, YamlSyntaxError> {
         .collect())
 }
 
+/// Refuses flow brackets (`[`, `{`) nested deeper than [`MAX_DEPTH`], in one linear scan that
+/// skips quoted scalars and comments. Written by hand: no YAML parser bounds nesting before
+/// its own (quadratic) work on it.
+fn flow_depth(text: &str) -> Result<(), YamlSyntaxError> {
+    let bytes = text.as_bytes();
+    let mut depth = 0usize;
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > MAX_DEPTH {
+                    return Err(YamlSyntaxError {
+                        message: format!(
+                            "lists and mappings nest deeper than {MAX_DEPTH} levels here"
+                        ),
+                        offset: i,
+                    });
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            b'#' if i == 0 || bytes[i - 1].is_ascii_whitespace() => {
+                i = memchr::memchr(b'\n', &bytes[i..]).map_or(bytes.len(), |n| i + n);
+            }
+            b'\'' => {
+                // `''` inside is an escaped quote: the scan reopens at once.
+                i = memchr::memchr(b'\'', &bytes[i + 1..]).map_or(bytes.len(), |n| i + 1 + n);
+            }
+            b'"' => {
+                let mut j = i + 1;
+                while j < bytes.len() && bytes[j] != b'"' {
+                    j += if bytes[j] == b'\\' { 2 } else { 1 };
+                }
+                i = j;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    Ok(())
+}
+
 fn span_indexes(text: &str) -> Result<Vec<SpanIndex>, YamlSyntaxError> {
     let mut builder = IndexBuilder {
         offsets: CharOffsets::new(text),
@@ -61,10 +108,14 @@ fn span_indexes(text: &str) -> Result<Vec<SpanIndex>, YamlSyntaxError> {
         stack: Vec::new(),
         current: None,
         foreign_tag: None,
+        growth: Growth::default(),
     };
     let mut parser = Parser::new_from_str(text);
     if parser.load(&mut builder, true).is_err() {
         return Ok(Vec::new());
+    }
+    if let Some((offset, message)) = builder.growth.exceeded.take() {
+        return Err(YamlSyntaxError { message, offset });
     }
     if let Some((offset, tag)) = builder.foreign_tag {
         return Err(YamlSyntaxError {
@@ -98,6 +149,42 @@ impl CharOffsets {
     }
 }
 
+/// The most bytes of text a rule file's documents may hold once every alias is expanded: a
+/// rule file itself holds at most 16 MiB, and an alias of a large node repeated thousands of
+/// times would otherwise build gigabytes of values.
+pub const MAX_EXPANDED_BYTES: usize = 16 << 20;
+/// The deepest nesting of mappings and sequences read (serde_yaml stops at 128 too); deeper
+/// input is refused by the event pass in linear time.
+pub const MAX_DEPTH: usize = 128;
+
+/// What the documents would hold with aliases expanded, counted while events stream by.
+#[derive(Default)]
+struct Growth {
+    /// Bytes of scalars (and one per node) with every alias counted as what it stands for.
+    expanded: usize,
+    /// Anchor id → the expanded size of the node it names.
+    anchors: std::collections::HashMap<usize, usize>,
+    /// Anchored collections still open: (depth, anchor id, `expanded` at their start).
+    open: Vec<(usize, usize, usize)>,
+    /// The first bound passed, and where.
+    exceeded: Option<(usize, String)>,
+}
+
+impl Growth {
+    fn add(&mut self, bytes: usize, at: usize) {
+        self.expanded = self.expanded.saturating_add(bytes);
+        if self.expanded > MAX_EXPANDED_BYTES && self.exceeded.is_none() {
+            self.exceeded = Some((
+                at,
+                format!(
+                    "with its aliases expanded this file would hold more than {} MiB: an alias here repeats a large node (a rule file is plain data)",
+                    MAX_EXPANDED_BYTES >> 20
+                ),
+            ));
+        }
+    }
+}
+
 enum Frame {
     Map {
         path: Path,
@@ -119,6 +206,7 @@ struct IndexBuilder {
     /// The first tag outside YAML's core schema (`!!python/object`), and where: serde_yaml
     /// drops such tags silently, and a rule file is plain data.
     foreign_tag: Option<(usize, String)>,
+    growth: Growth,
 }
 
 impl IndexBuilder {
@@ -155,6 +243,51 @@ impl IndexBuilder {
     }
 }
 
+impl IndexBuilder {
+    /// Counts `event` toward the expanded size and the depth, before it is indexed.
+    fn grow(&mut self, event: &Event<'_>, at: usize) {
+        let depth = self.stack.len();
+        match event {
+            Event::Scalar(value, _, anchor, _) => {
+                let size = value.len() + 1;
+                if *anchor > 0 {
+                    self.growth.anchors.insert(*anchor, size);
+                }
+                self.growth.add(size, at);
+            }
+            Event::Alias(id) => {
+                let size = self.growth.anchors.get(id).copied().unwrap_or(1);
+                self.growth.add(size, at);
+            }
+            Event::MappingStart(anchor, _) | Event::SequenceStart(anchor, _) => {
+                if depth >= MAX_DEPTH {
+                    self.growth.exceeded = Some((
+                        at,
+                        format!("mappings and lists nest deeper than {MAX_DEPTH} levels here"),
+                    ));
+                    return;
+                }
+                if *anchor > 0 {
+                    self.growth
+                        .open
+                        .push((depth + 1, *anchor, self.growth.expanded));
+                }
+                self.growth.add(1, at);
+            }
+            Event::MappingEnd | Event::SequenceEnd => {
+                if let Some(&(open_depth, anchor, start)) = self.growth.open.last()
+                    && open_depth == depth
+                {
+                    self.growth.open.pop();
+                    let size = self.growth.expanded - start;
+                    self.growth.anchors.insert(anchor, size);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
 impl<'input> SpannedEventReceiver<'input> for IndexBuilder {
     fn on_event(&mut self, event: Event<'input>, span: saphyr_parser::Span) {
         let range = self.offsets.byte(span.start.index())..self.offsets.byte(span.end.index());
@@ -175,6 +308,10 @@ impl<'input> SpannedEventReceiver<'input> for IndexBuilder {
             };
             self.foreign_tag = Some((range.start, format!("{handle}{}", tag.suffix)));
         }
+        if self.growth.exceeded.is_some() {
+            return;
+        }
+        self.grow(&event, range.start);
         match event {
             Event::DocumentStart(_) => {
                 self.current = Some(SpanIndex::new(range.start..self.offsets.len));
