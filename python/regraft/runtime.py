@@ -746,18 +746,40 @@ def install(rules: Any, packages: Sequence[str] = ("transformers",), *, phase: O
 
 def _outside_support(supports: Mapping[str, str], installed: Mapping[str, str]) -> str:
     """The first ``package version`` installed outside its supported specifiers, or ``""``. A
-    package that is not installed is no concern of the window."""
+    package that is not installed is no concern of the window; one that is installed but
+    whose version cannot be read (no ``Version`` in its metadata, metadata that cannot be
+    read, a version PEP 440 cannot parse) is outside it: nothing says it is inside."""
     from ._native import admits
 
     for package, specifiers in supports.items():
+        admits(specifiers, "0")  # a specifier that does not parse is the caller's error
         version = installed.get(package)
         if version is None:
-            from . import installed_versions
-
-            version = installed_versions([package]).get(package)
-        if version is not None and not admits(specifiers, version):
+            present, version = _installed_version(package)
+            if not present:
+                continue
+            if not version:
+                return f"{package} (installed, its version unreadable)"
+        try:
+            inside = admits(specifiers, version)
+        except Exception:  # the native parser's error for a version PEP 440 cannot parse
+            return f"{package} {version} (not a PEP 440 version)"
+        if not inside:
             return f"{package} {version}"
     return ""
+
+
+def _installed_version(package: str) -> Tuple[bool, Optional[str]]:
+    """Whether ``package`` is installed, and its version as its metadata says (None where
+    that cannot be read)."""
+    from importlib import metadata
+
+    try:
+        return True, metadata.version(package)
+    except metadata.PackageNotFoundError:
+        return False, None
+    except Exception:  # metadata that cannot be read or parsed: installed, version unknown
+        return True, None
 
 
 def uninstall(hook: Hook) -> None:

@@ -38,3 +38,28 @@ def test_outside_the_window_warns_skips_or_raises():
         _install(supports={"transformers": ">=four"})
     with pytest.raises(ValueError, match="outside_support"):
         _install(supports={}, outside_support="maybe")
+
+
+@pytest.mark.parametrize("metadata, shown", [
+    ("Metadata-Version: 2.1\nName: brokenpkg\n", "version unreadable"),
+    ("Metadata-Version: 2.1\nName: brokenpkg\nVersion: not a version\n", "not a PEP 440"),
+])
+def test_an_installed_version_that_cannot_be_read_is_outside_the_window(
+        tmp_path, monkeypatch, metadata, shown):
+    info = tmp_path / "brokenpkg-0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(metadata)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(regraft.RegraftError, match=shown):
+        _install(supports={"brokenpkg": ">=1"}, outside_support="error")
+    with pytest.warns(RuntimeWarning, match=shown):
+        hook = _install(supports={"brokenpkg": ">=1"}, outside_support="skip")
+    assert hook not in sys.meta_path
+
+
+def test_a_package_not_installed_is_no_concern_of_the_window():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        hook = _install(supports={"surely-not-installed-pkg": ">=1"}, outside_support="error")
+    assert hook in sys.meta_path
+    regraft.uninstall(hook)
