@@ -104,6 +104,24 @@ def run_regraft(case: Case) -> Outcome:
         return Outcome(None, str(error))
 
 
+def written(case: Case) -> "tuple[Optional[str], Optional[str]]":
+    """Runs regraft on the case (its refusal kept on ``case.refusal``) and holds the output to
+    CPython's ``compile()`` and to the input's line ends: ``(output, None)`` to judge further,
+    ``(None, None)`` for a refusal (always acceptable), ``(None, failure)`` otherwise."""
+    outcome = run_regraft(case)
+    case.refusal = outcome.refusal
+    if outcome.refusal is not None:
+        return None, None
+    output = outcome.output
+    assert output is not None
+    error = compiles(output)
+    if error:
+        return None, f"output does not compile: {error}\n--- output\n{output}"
+    if "\r\n" in case.source and output.replace("\r\n", "").count("\n"):
+        return None, f"a CRLF file got bare line feeds\n--- output\n{output!r}"
+    return output, None
+
+
 def _run_cli(cli: str, case: Case) -> Outcome:
     with tempfile.TemporaryDirectory() as folder:
         target = pathlib.Path(folder, case.filename)

@@ -11,7 +11,7 @@ import inspect
 import sys
 from typing import Any, Dict, List, Optional, Tuple
 
-from . import Case, Chooser, comparable, load, outcome_of, run_regraft
+from . import Case, Chooser, comparable, load, outcome_of, written
 
 PRELUDE = '''\
 import contextlib
@@ -354,18 +354,11 @@ def _observe(module: Any, facts: Dict[str, Any]) -> Dict[str, Any]:
 
 def judge(case: Case) -> Optional[str]:
     """None when the outlined module behaves as the original (or regraft refused)."""
-    outcome = run_regraft(case)
-    case.refusal = outcome.refusal
-    if outcome.refusal is not None:
-        return None
-    output = outcome.output
-    assert output is not None
+    output, failure = written(case)
+    if output is None:
+        return failure
     if output == case.source:
         return "changed nothing without refusing (expect: 1 should have failed)"
-    try:
-        compile(output, "<outlined>", "exec", dont_inherit=True)
-    except SyntaxError as error:
-        return f"output does not compile: {error}\n{output}"
     try:
         original = load(case.source, "oracle_original")
     except Exception:

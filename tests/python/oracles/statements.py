@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 from typing import List, Optional
 
-from . import Case, Chooser, compiles, run_regraft
+from . import Case, Chooser, written
 
 SIMPLE = ["x = c + 1", "TARGET(c)", "TARGET(d)", "DROP()", "ANCHOR()", "y = [c,\n d]",
           'doc = """first\n    indented line\n\tand a tab\n  """', "s = 'one line'",
@@ -159,17 +159,9 @@ def _expected(kind: str, source: str) -> "tuple[str, int]":
 
 def judge(case: Case) -> Optional[str]:
     """None when the output's AST is the intended change of the input's, or regraft refused."""
-    outcome = run_regraft(case)
-    case.refusal = outcome.refusal
-    if outcome.refusal is not None:
-        return None
-    output = outcome.output
-    assert output is not None
-    error = compiles(output)
-    if error:
-        return f"output does not compile: {error}\n--- output\n{output}"
-    if "\r\n" in case.source and output.replace("\r\n", "") .count("\n"):
-        return f"a CRLF file got bare line feeds\n--- output\n{output!r}"
+    output, failure = written(case)
+    if output is None:
+        return failure
     got = ast.dump(ast.parse(output))
     if got != case.facts["expected"]:
         return ("the output's AST is not the intended change\n--- input\n" + case.source +
