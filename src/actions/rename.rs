@@ -56,7 +56,9 @@ impl ActionUnit for Rename {
     fn facts(&self) -> Facts {
         Facts {
             needs: Needs::Anything,
-            edits_within_match: true,
+            // Not a local edit for planning: whether the new name merges with another binding
+            // is read off the whole file's scopes.
+            edits_within_match: false,
         }
     }
 
@@ -92,7 +94,16 @@ impl ActionUnit for Rename {
         let from = args.field("from").map_or("", Arg::text);
         let to = args.field("to").map_or("", Arg::text);
         let attributes = args.field("attributes").is_some_and(Arg::flag);
-        Ok(rename(site.node, site.source, from, to, attributes))
+        let edits = rename(site.node, site.source, from, to, attributes);
+        let renamed: Vec<_> = edits.iter().map(|e| e.range.clone()).collect();
+        if let Some(capture) =
+            crate::python::names::rename_capture(site.root, site.source, &renamed, from, to)
+        {
+            return Err(ActionFailure::at(capture.at, "here", capture.why).help(
+                "rename to a name no scope around these uses binds, or rename that one first",
+            ));
+        }
+        Ok(edits)
     }
 }
 

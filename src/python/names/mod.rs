@@ -18,7 +18,10 @@ use std::ops::Range;
 use tree_sitter::Node;
 
 mod builtins;
+mod capture;
 mod scopes;
+
+pub use capture::{Capture, rename_capture};
 
 use builtins::BUILTINS;
 
@@ -181,9 +184,9 @@ fn new_reads(
             if n.end_byte() <= range.start || n.start_byte() >= range.end {
                 continue;
             }
-            if n.kind() == "identifier"
-                && range.start <= n.start_byte()
-                && n.end_byte() <= range.end
+            // An identifier the edit only partly wrote counts too: edits are narrowed to what
+            // they change, so `list(x)` → `listing(x)` writes `ing` alone.
+            if n.kind() == "identifier" && n.start_byte() < range.end && range.start < n.end_byte()
             {
                 if is_binding(n) {
                     bound.push(&output[n.byte_range()]);
@@ -230,6 +233,11 @@ fn binders<'t>(root: Node<'t>, text: &str, name: &str) -> Vec<Node<'t>> {
             .parent()
             .is_some_and(|p| p.kind() == "global_statement")
         {
+            // `global X` binds X in the module only where its function assigns X: a bare
+            // declaration binds nothing.
+            if !assigns_in(scopes::scope_of(node), text, name) {
+                continue;
+            }
             root
         } else if scopes::import_binds(node).unwrap_or_else(|| is_binding(node)) {
             let scope = scopes::scope_of(node);
@@ -247,6 +255,23 @@ fn binders<'t>(root: Node<'t>, text: &str, name: &str) -> Vec<Node<'t>> {
         }
     }
     out
+}
+
+/// Whether `scope` itself (not a nested scope) binds `name`.
+fn assigns_in(scope: Node<'_>, text: &str, name: &str) -> bool {
+    let mut stack = vec![scope];
+    let mut cursor = scope.walk();
+    while let Some(n) = stack.pop() {
+        if n.kind() == "identifier"
+            && &text[n.byte_range()] == name
+            && is_binding(n)
+            && scopes::scope_of(n).id() == scope.id()
+        {
+            return true;
+        }
+        stack.extend(n.children(&mut cursor));
+    }
+    false
 }
 
 /// Whether every name `text` reads is one it binds somewhere (in any scope) or a builtin.
@@ -327,6 +352,17 @@ mod tests {
         // A file that reads a name it never binds (a class apart from its module) is open.
         let open = "def f(x):\n    return nn.relu(x.to(torch.float32))\n";
         assert_eq!(check(open, "x.to(torch.float32)", "x"), None);
+    }
+
+    #[test]
+    fn a_new_name_that_extends_an_old_one_is_checked() {
+        // The edit narrowed to what it changes writes `ing` after `list`.
+        let output = "def f(x):\n    return listing(x)\n";
+        let at = output.find("ing(").unwrap();
+        let input = "def f(x):\n    return list(x)\n";
+        let tree = crate::python::parse(output);
+        let found = first_unresolved(input, output, tree.root_node(), &[(at..at + 3, "")]);
+        assert_eq!(found.map(|u| u.name), Some("listing".into()));
     }
 
     #[test]
