@@ -96,3 +96,60 @@ fn templates_cpython_rejects_are_refused() {
         "every template above is one CPython rejects"
     );
 }
+
+/// `global` and `nonlocal` in every place CPython's symbol table judges: regraft's checker
+/// and CPython's `compile()` must agree on each snippet, accepted or rejected.
+#[test]
+fn global_and_nonlocal_are_judged_as_cpython_judges_them() {
+    let snippets: Vec<String> = [
+        "def f(p):\n    global p\n",
+        "def f(p):\n    nonlocal p\n",
+        "def f():\n    x = 1\n    global x\n",
+        "def f():\n    print(x)\n    global x\n",
+        "def f():\n    x: int = 1\n    global x\n",
+        "def f():\n    global x\n    x: int = 1\n",
+        "def f():\n    global x\n    nonlocal x\n",
+        "nonlocal x\n",
+        "def f():\n    nonlocal x\n",
+        "x = 1\ndef f():\n    nonlocal x\n",
+        "def o():\n    global x\n    def f():\n        nonlocal x\n",
+        "class C:\n    x = 1\n    def f(self):\n        nonlocal x\n",
+        "def o():\n    y = [x for x in ()]\n    def f():\n        nonlocal x\n",
+        // Accepted:
+        "def f():\n    global x\n    x = 1\n",
+        "def f():\n    global x\n    print(x)\n",
+        "global x\nx = 1\n",
+        "def o():\n    x = 1\n    def f():\n        nonlocal x\n        x = 2\n",
+        "def o():\n    def f():\n        nonlocal x\n    x = 1\n",
+        "def o(x):\n    class C:\n        def f(self):\n            nonlocal x\n",
+        "def o():\n    x = 1\n    def m():\n        nonlocal x\n        def f():\n            nonlocal x\n",
+        "class C:\n    global x\n    x = 1\n",
+        "def f():\n    global x, y\n    del x\n",
+        "def f():\n    def g():\n        pass\n    global h\n",
+        "def f():\n    import os\n    global sys\n",
+        "def f():\n    y = lambda x: x\n    global x\n",
+        "def f():\n    [x for x in ()]\n    global x\n",
+        "def o():\n    x = 1\n    def f():\n        print(x)\n        nonlocal x\n",
+        "def f():\n    for x in ():\n        pass\n    global x\n",
+        "def f():\n    try:\n        pass\n    except E as x:\n        pass\n    global x\n",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let rejected: Vec<usize> = rejected_by_cpython(&snippets)
+        .into_iter()
+        .map(|(i, _)| i)
+        .collect();
+    for (i, snippet) in snippets.iter().enumerate() {
+        let ours = regraft::python::cpython::errors(snippet);
+        assert_eq!(
+            !ours.is_empty(),
+            rejected.contains(&i),
+            "regraft and CPython disagree on:\n{snippet}\nregraft: {ours:?}"
+        );
+    }
+    assert!(
+        rejected.len() >= 12,
+        "the list holds the cases CPython rejects"
+    );
+}

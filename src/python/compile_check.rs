@@ -390,6 +390,17 @@ pub(super) fn compile_errors_here(text: &str, detached: bool) -> Vec<CompileErro
     };
     if let ast::Mod::Module(module) = parsed.syntax() {
         context.visit_body(&module.body);
+        // `global`/`nonlocal` rules depend on the whole scope: not judged out of context.
+        if !detached && (text.contains("global") || text.contains("nonlocal")) {
+            out.extend(
+                super::declarations::declaration_errors(&module.body)
+                    .into_iter()
+                    .map(|(r, message)| CompileError {
+                        range: range(r),
+                        message,
+                    }),
+            );
+        }
     }
     if let Some(at) = context.too_deep {
         out.push(CompileError {

@@ -2,6 +2,7 @@
 
 pub mod compile_check;
 pub mod cpython;
+mod declarations;
 pub mod grammar;
 pub mod names;
 pub mod regions;

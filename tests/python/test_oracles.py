@@ -9,9 +9,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from oracles import Drawn, names, outline, statements
+from oracles import Drawn, names, outline, statements, validity
 
-ORACLES = {"names": names, "outline": outline, "statements": statements}
+ORACLES = {"names": names, "outline": outline, "statements": statements,
+           "validity": validity}
 
 CASES = int(os.environ.get("REGRAFT_ORACLE_CASES", "300"))
 ORACLE = settings(max_examples=CASES, derandomize=True, database=None, deadline=None,
