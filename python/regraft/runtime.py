@@ -26,7 +26,7 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from . import _cache
+from . import _additions, _cache
 from ._native import RegraftError
 
 _MISSING = object()
@@ -292,7 +292,11 @@ def _patch(obj: Any, rules: Any, phase: Optional[str], versions: Optional[Mappin
     start, end = _span(node)
     out_lines = output.splitlines(keepends=True)
     new_source = "".join(out_lines[start - 1 : end])
-    in_span = lambda m: start <= m.line <= end  # noqa: E731
+    # Matches are reported at their lines in the text the rules ran on, where the unit may
+    # stand elsewhere than in the output (an outline adds lines above it).
+    before_tree = ast.parse(padded)
+    in_start, in_end = _span(_find(before_tree, path.split(".")) or node)
+    in_span = lambda m: in_start <= m.line <= in_end  # noqa: E731
     edited = [r.rule for r in report.rules if r.status == "applied" and any(in_span(m) for m in r.matches)]
     # Already applied means found so before this patch: a rule whose sites only an earlier
     # step of this very run put in shape (another rule of the pack did its job) is not listed.
@@ -312,8 +316,15 @@ def _patch(obj: Any, rules: Any, phase: Optional[str], versions: Optional[Mappin
     linecache.cache[name] = (len(output), None, out_lines, name)
     handle._lines.append(name)
     _INFO[name] = info
-    before = (padded.splitlines(keepends=True), ast.parse(padded))
+    before = (padded.splitlines(keepends=True), before_tree)
+    additions = _additions.added(tree, unit)
+    _additions.check(additions, module, path)
     try:
+        # What the patched code calls exists before the patched code can run.
+        made = _additions.compile_all(additions, out_lines, name, module, _future_flags(unit_obj))
+        for attribute, value in made.items():
+            handle._undo.append(("attr", module, attribute, _MISSING))
+            setattr(module, attribute, value)
         _install(obj, before, (out_lines, tree), path, name, module, handle)
     except BaseException:
         handle.revert()
@@ -322,6 +333,16 @@ def _patch(obj: Any, rules: Any, phase: Optional[str], versions: Optional[Mappin
     _show_in_module(filename, first, source, out_lines, handle)
     handle.changed = True
     return handle
+
+
+def _future_flags(unit_obj: Any) -> int:
+    """The ``__future__`` flags the unit's module was compiled with, read off its code."""
+    functions = [unit_obj] if not isinstance(unit_obj, type) else list(vars(unit_obj).values())
+    for value in functions:
+        code = getattr(_function(value), "__code__", None)
+        if code is not None:
+            return code.co_flags & _FUTURE_FLAGS
+    return 0
 
 
 def _show_in_module(filename: str, first: int, source: str, out_lines: List[str], handle: Patch) -> None:

@@ -127,3 +127,52 @@ def test_callers_see_the_same_signature_and_docstring(outlined):
     # A mutable default stays one object: the wrapper passes its own default through.
     shapes = patched.Shapes()
     assert shapes.mutable() + 1 == shapes.mutable()
+
+
+RUNTIME_SOURCE = '''
+class Model:
+    def forward(self, x, scale=2):
+        """Scales."""
+        return x * scale
+'''
+
+
+def _runtime_module(tmp_path, monkeypatch, name):
+    (tmp_path / f"{name}.py").write_text(RUNTIME_SOURCE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    sys.modules.pop(name, None)
+    return importlib.import_module(name)
+
+
+def test_patch_installs_the_outline_and_revert_removes_it(tmp_path, monkeypatch):
+    import regraft
+
+    module = _runtime_module(tmp_path, monkeypatch, "outline_runtime_mod")
+    rules = regraft.Rules.parse(
+        "id: ol\nmatch: 'def forward($$$P): $$$B'\ninside: {class: Model}\n"
+        "action: {outline: {name: Model_forward_impl}}\n")
+    before = module.Model().forward(3)
+    handle = regraft.patch(module.Model, rules)
+    assert handle.changed and handle.rules == ["ol"]
+    assert module.Model().forward(3) == before == 6
+    assert module.Model().forward(3, scale=5) == 15
+    assert module.Model.forward.__doc__ == "Scales."
+    assert module.Model_forward_impl.__globals__ is vars(module)
+    handle.revert()
+    assert not hasattr(module, "Model_forward_impl")
+    assert module.Model().forward(3) == 6
+
+
+def test_patch_refuses_module_code_it_cannot_make_live(tmp_path, monkeypatch):
+    import regraft
+
+    module = _runtime_module(tmp_path, monkeypatch, "outline_runtime_mod2")
+    # The outline's name is already a module attribute: it would be replaced.
+    module.Model_forward = "taken"
+    rules = regraft.Rules.parse(
+        "id: ol\nmatch: 'def forward($$$P): $$$B'\ninside: {class: Model}\n"
+        "action: {outline: true}\n")
+    code = module.Model.forward.__code__
+    with pytest.raises(regraft.RegraftError, match="already has"):
+        regraft.patch(module.Model, rules)
+    assert module.Model.forward.__code__ is code and module.Model_forward == "taken"
