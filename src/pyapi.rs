@@ -267,6 +267,52 @@ impl NativeRules {
             .collect()
     }
 
+    /// Each rule file's `(text, format, name)`, in load order, each once: what
+    /// [`NativeRules::parse_many`] reads back into the same rules (a child interpreter gets
+    /// this snapshot, never a second read of files that may have changed since).
+    fn sources(&self) -> Vec<(String, String, String)> {
+        let mut out: Vec<(String, String, String)> = Vec::new();
+        for rule in &self.set.rules {
+            let file = &rule.rule.origin.file;
+            if out.iter().any(|(_, _, name)| name == file.name()) {
+                continue;
+            }
+            let format = match Syntax::of(std::path::Path::new(file.name())) {
+                Some(Syntax::Dsl) => "dsl",
+                _ => "yaml",
+            };
+            out.push((
+                file.text().to_string(),
+                format.into(),
+                file.name().to_string(),
+            ));
+        }
+        out
+    }
+
+    /// Parses several rule texts (`(text, format, name)`, as [`NativeRules::sources`] gives
+    /// them) into one set.
+    #[staticmethod]
+    fn parse_many(py: Python<'_>, sources: Vec<(String, String, String)>) -> PyResult<Self> {
+        let mut rules = Vec::new();
+        for (text, format, name) in &sources {
+            let syntax = match format.as_str() {
+                "yaml" => Syntax::Yaml,
+                "dsl" => Syntax::Dsl,
+                other => {
+                    let e = Error::Usage(format!("`{other}` is not a rule format (yaml, dsl)"));
+                    return Err(to_py_err(py, &e));
+                }
+            };
+            let read = crate::rules::load_text(name, text, syntax)
+                .map_err(|e| to_py_err(py, &Error::from(e)))?;
+            rules.extend(read);
+        }
+        RuleSet::compile(rules)
+            .map(|set| Self { set })
+            .map_err(|e| to_py_err(py, &Error::from(e)))
+    }
+
     /// The rule ids, in load order.
     fn ids(&self) -> Vec<String> {
         self.set.rules.iter().map(|r| r.id().to_string()).collect()

@@ -761,6 +761,7 @@ def install(rules: Any, packages: Sequence[str] = ("transformers",), *, phase: O
         from . import _bootstrap
 
         _bootstrap.export(rules, packages, phase, versions, cache, on_error)
+        hook._exported = True
     sys.meta_path.insert(0, hook)
     return hook
 
@@ -804,6 +805,12 @@ def _installed_version(package: str) -> Tuple[bool, Optional[str]]:
 
 
 def uninstall(hook: Hook) -> None:
-    """Removes a hook ``install()`` returned; modules it patched keep their patched code."""
+    """Removes a hook ``install()`` returned; modules it patched keep their patched code.
+    A hook installed with ``children=True`` stops being handed to children started later."""
     if hook in sys.meta_path:
         sys.meta_path.remove(hook)
+    if getattr(hook, "_exported", False):
+        from . import _bootstrap
+
+        _bootstrap.withdraw()
+        hook._exported = False
