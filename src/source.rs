@@ -14,6 +14,49 @@ pub struct SourceFile {
     lines: Arc<std::sync::OnceLock<Arc<[usize]>>>,
 }
 
+/// What a path segment may not hold as itself in a URI (RFC 3986): controls, space, the
+/// delimiters and `%`; `:` too, which in a relative reference's first segment reads as a
+/// scheme. Bytes beyond ASCII are always encoded.
+const URI_SEGMENT: &percent_encoding::AsciiSet = &percent_encoding::CONTROLS
+    .add(b' ')
+    .add(b'"')
+    .add(b'#')
+    .add(b'%')
+    .add(b'<')
+    .add(b'>')
+    .add(b'?')
+    .add(b'[')
+    .add(b']')
+    .add(b'\\')
+    .add(b'^')
+    .add(b'`')
+    .add(b'{')
+    .add(b'|')
+    .add(b'}')
+    .add(b':');
+
+/// `path` as a URI reference: `file:///…` for an absolute path (a drive letter kept as
+/// `file:///c:/…`), else a relative reference; every segment percent-encoded, so a `#`, `%`,
+/// space or `c:` in a name cannot change what the URI names.
+pub fn path_uri(path: &str) -> String {
+    let path = path.replace('\\', "/");
+    let encode = |p: &str| -> String {
+        p.split('/')
+            .map(|segment| percent_encoding::utf8_percent_encode(segment, URI_SEGMENT).to_string())
+            .collect::<Vec<_>>()
+            .join("/")
+    };
+    let bytes = path.as_bytes();
+    let drive = bytes.len() >= 2 && bytes[0].is_ascii_alphabetic() && bytes[1] == b':';
+    if drive && (bytes.len() == 2 || bytes[2] == b'/') {
+        return format!("file:///{}:{}", &path[..1], encode(&path[2..]));
+    }
+    if path.starts_with('/') {
+        return format!("file://{}", encode(&path));
+    }
+    encode(&path)
+}
+
 /// `path` as a user in the working directory names it: relative where it lies below that
 /// folder, else as given. Diff headers, configured rule paths and the configuration file's
 /// own name all show paths this way.
@@ -298,6 +341,21 @@ impl LineIndex {
 /// of a whole-tree run's instructions).
 fn memchr_newlines(bytes: &[u8]) -> impl Iterator<Item = usize> + '_ {
     memchr::memchr_iter(b'\n', bytes)
+}
+
+#[cfg(test)]
+mod uri_tests {
+    use super::path_uri;
+
+    #[test]
+    fn a_path_becomes_a_uri_that_names_it() {
+        assert_eq!(path_uri("src/a b#1%.py"), "src/a%20b%231%25.py");
+        assert_eq!(path_uri("/tmp/x?.py"), "file:///tmp/x%3F.py");
+        assert_eq!(path_uri("c:/work/m.py"), "file:///c:/work/m.py");
+        assert_eq!(path_uri("c:\\work\\m.py"), "file:///c:/work/m.py");
+        assert_eq!(path_uri("c:m.py"), "c%3Am.py");
+        assert_eq!(path_uri("é.py"), "%C3%A9.py");
+    }
 }
 
 #[cfg(test)]

@@ -214,3 +214,21 @@ fn a_metavariable_reused_across_a_scope_predicate_and_match_in_other_shapes_is_w
         text(&out.stderr)
     );
 }
+
+#[test]
+fn sarif_uris_are_percent_encoded() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("bad #1 50%.yaml"),
+        "id: x\nmatch: f($X)\naction: {nope: 1}\n",
+    )
+    .unwrap();
+    let out = regraft(
+        &["lint", "--format", "sarif", "bad #1 50%.yaml"],
+        dir.path(),
+    );
+    let log: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let uri = &log["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]
+        ["uri"];
+    assert_eq!(uri, "bad%20%231%2050%25.yaml");
+}

@@ -235,7 +235,7 @@ pub(super) fn definition(uri: &Uri, text: &str, at: Position) -> Option<Location
             .any(|m| d.join(m).exists())
     })?;
     let (path, source, range) = find_method(root, class, method)?;
-    let file = format!("file://{}", path.display());
+    let file = crate::source::path_uri(&std::path::absolute(&path).ok()?.to_string_lossy());
     Some(Location {
         uri: file.parse().ok()?,
         range: Range::new(position(&source, range.start), position(&source, range.end)),

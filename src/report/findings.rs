@@ -214,7 +214,7 @@ pub fn sarif(findings: &[Finding]) -> serde_json::Value {
                 "message": {"text": f.full_message()},
                 "locations": [{
                     "physicalLocation": {
-                        "artifactLocation": {"uri": f.file},
+                        "artifactLocation": {"uri": crate::source::path_uri(&f.file)},
                         "region": {
                             "startLine": f.start.line,
                             "startColumn": f.start.column,
