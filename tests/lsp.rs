@@ -200,3 +200,40 @@ fn an_editor_session_over_stdio() {
     let status = client.child.wait().unwrap();
     assert!(status.success());
 }
+
+/// Malformed frames get a JSON-RPC parse error and the session goes on; an absurd
+/// `Content-Length` is not allocated; `exit` without `shutdown` exits 1.
+#[test]
+fn malformed_frames_are_answered_and_the_session_goes_on() {
+    let mut client = Client::start();
+    client.request(
+        "initialize",
+        json!({"capabilities": {}, "rootUri": null, "processId": null}),
+    );
+    client.notify("initialized", json!({}));
+    let frame = |body: &[u8]| {
+        let mut out = format!("Content-Length: {}\r\n\r\n", body.len()).into_bytes();
+        out.extend_from_slice(body);
+        out
+    };
+    for bad in [
+        frame(b"{this is not json"),
+        frame(b"{\"jsonrpc\": \"2.0\", \"method\": \"\xff\xfe\"}"),
+        b"Content-Length: 18446744073709551615\r\n\r\n".to_vec(),
+    ] {
+        client.stdin.write_all(&bad).unwrap();
+        client.stdin.flush().unwrap();
+        let answer = client.receive();
+        assert_eq!(answer["error"]["code"], -32700, "{answer}");
+        assert_eq!(answer["id"], Value::Null);
+    }
+    // Still serving: a request is answered.
+    let hover = client.request(
+        "textDocument/hover",
+        json!({"textDocument": {"uri": "file:///nowhere/r.yaml"}, "position": {"line": 0, "character": 0}}),
+    );
+    assert!(hover.is_null() || hover.is_object(), "{hover}");
+    client.notify("exit", Value::Null);
+    let status = client.child.wait().unwrap();
+    assert_eq!(status.code(), Some(1), "exit before shutdown");
+}

@@ -212,9 +212,11 @@ where
         Command::Completions(args) => new::completions(args),
         Command::Lsp => Ok(match crate::lsp::serve() {
             Ok(()) => 0,
+            // The protocol's exit code for an `exit` without `shutdown`, and for a transport
+            // that failed.
             Err(e) => {
                 err(render(&e, colors.stderr));
-                2
+                1
             }
         }),
     };

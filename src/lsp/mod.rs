@@ -11,6 +11,7 @@ mod features;
 mod lens;
 mod reference;
 mod text;
+mod transport;
 
 use std::collections::HashMap;
 
@@ -36,7 +37,7 @@ pub struct LspError(String);
 
 /// Serves the Language Server Protocol on stdin/stdout until the client says `exit`.
 pub fn serve() -> Result<(), LspError> {
-    let (connection, io) = Connection::stdio();
+    let (connection, io) = transport::stdio();
     let capabilities = ServerCapabilities {
         text_document_sync: Some(TextDocumentSyncCapability::Kind(TextDocumentSyncKind::FULL)),
         hover_provider: Some(HoverProviderCapability::Simple(true)),
@@ -72,6 +73,11 @@ pub fn serve() -> Result<(), LspError> {
                 send(&connection, Message::Response(response))?;
             }
             Message::Notification(note) => {
+                // The protocol: `exit` before `shutdown` ends the server with exit code 1.
+                if note.method == "exit" {
+                    drop(connection);
+                    return Err(LspError("`exit` came before `shutdown`".into()));
+                }
                 for out in server.notify(note) {
                     send(&connection, Message::Notification(out))?;
                 }
