@@ -220,6 +220,20 @@ impl Config {
                 root: root.clone(),
             }),
         };
+        for path in raw.rules.iter().flatten() {
+            if let Some(kind) = not_file_or_folder(&root.join(path)) {
+                let name = file.display().to_string();
+                let at = text.find(path.as_str());
+                return Err(ConfigError::Invalid {
+                    path: name.clone(),
+                    message: format!(
+                        "the rules path `{path}` is {kind}: a configured rules path must be a file or a folder (a stream is for `-r` on the command line)"
+                    ),
+                    src: NamedSource::new(&name, text.clone()),
+                    at: at.map(|a| (a, path.len()).into()),
+                });
+            }
+        }
         Ok(Config {
             file: Some(file.to_path_buf()),
             rules: raw.rules.iter().flatten().map(|p| resolve(p)).collect(),
@@ -230,6 +244,26 @@ impl Config {
             untrusted: None,
         })
     }
+}
+
+/// What `path` is when it exists but is neither a regular file nor a folder (links followed):
+/// reading a FIFO or a device named in a configuration would hang or never end.
+fn not_file_or_folder(path: &Path) -> Option<&'static str> {
+    let kind = std::fs::metadata(path).ok()?.file_type();
+    if kind.is_file() || kind.is_dir() {
+        return None;
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if kind.is_fifo() {
+            return Some("a FIFO");
+        }
+        if kind.is_socket() {
+            return Some("a socket");
+        }
+    }
+    Some("neither a file nor a folder")
 }
 
 /// Reads `file`: the regraft table (the whole of `regraft.toml`; `[tool.regraft]` of a

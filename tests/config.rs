@@ -4,7 +4,7 @@
 use std::fs;
 use std::path::Path;
 
-use crate::util::{regraft, text};
+use crate::util::{regraft, regraft_command, text};
 
 /// A gated rule (transformers >= 4.50) that rewrites `f(x)` to `g(x)`.
 const RULE: &str = "id: use-g\nrequires: {transformers: \">=4.50\"}\nmatch: \"f($X)\"\naction: {replace: \"g($X)\"}\n";
@@ -172,10 +172,8 @@ fn a_configuration_another_user_owns_is_ignored_unless_trusted() {
     assert!(stderr.contains("REGRAFT_SAFE_DIRECTORIES="), "{stderr}");
     // Trusted by folder (or `*`), it is read as before.
     for trust in [dir.path().to_str().unwrap(), "*"] {
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_regraft"))
-            .args(["apply", "--check", "."])
+        let out = regraft_command(&["apply", "--check", "."], &pkg)
             .env("REGRAFT_SAFE_DIRECTORIES", trust)
-            .current_dir(&pkg)
             .output()
             .unwrap();
         assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
@@ -216,4 +214,23 @@ fn configured_targets_let_a_bare_check_run() {
     );
     assert_eq!(code, Some(2), "{stderr}");
     assert!(stderr.contains("no targets"), "{stderr}");
+}
+
+/// A configured rules path that is a FIFO (or another non-file) is refused at its place in
+/// the configuration, not read (which would wait for a writer forever).
+#[cfg(unix)]
+#[test]
+fn a_configured_rules_path_that_is_a_fifo_is_refused_not_read() {
+    let dir = project("regraft.toml", "rules = [\"pipe\"]\n");
+    let made = std::process::Command::new("mkfifo")
+        .arg(dir.path().join("pipe"))
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let (code, _, stderr) = check(dir.path(), &["pkg"]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.contains("the rules path `pipe` is a FIFO"),
+        "{stderr}"
+    );
 }

@@ -3,7 +3,7 @@
 
 use std::fs;
 
-use crate::util::{regraft, text};
+use crate::util::{regraft, regraft_bin, text};
 
 fn lint_rule_file(name: &str, bytes: &[u8]) -> (Option<i32>, String) {
     let dir = tempfile::tempdir().unwrap();
@@ -74,7 +74,7 @@ fn a_rule_stream_is_read_once_and_bounded() {
     fs::write(dir.path().join("t.py"), "f(1)\n").unwrap();
     let script = format!(
         "{} apply -r <(printf 'id: r\\nmatch: \"f($X)\"\\naction: {{replace: \"g($X)\"}}\\n') t.py",
-        env!("CARGO_BIN_EXE_regraft")
+        regraft_bin().display()
     );
     let out = std::process::Command::new("bash")
         .args(["-c", &script])

@@ -16,7 +16,7 @@ struct Client {
 
 impl Client {
     fn start() -> Client {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_regraft"))
+        let mut child = Command::new(crate::util::regraft_bin())
             .arg("lsp")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

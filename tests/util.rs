@@ -85,9 +85,14 @@ pub fn whisper_rule() -> RuleSet {
     ))
 }
 
+/// The `regraft` binary every test runs (a shell line may need its path).
+pub fn regraft_bin() -> &'static Path {
+    Path::new(env!("CARGO_BIN_EXE_regraft"))
+}
+
 /// The `regraft` binary, run in `dir` without colour.
 pub fn regraft_command(args: &[&str], dir: &Path) -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_regraft"));
+    let mut command = Command::new(regraft_bin());
     command.args(args).current_dir(dir).env("NO_COLOR", "1");
     command
 }
