@@ -602,8 +602,8 @@ fn an_unwrapping_template_never_calls_drift_already_applied() {
     }
 }
 
-/// A pin whose file is not among the targets: under `--check` it fails, as `matrix` calls it
-/// missing; applied to part of a tree without `--check`, the rule is only mentioned.
+/// A pin whose file is not among the targets: under `--check` it is drift (exit 3), as `matrix`
+/// calls it missing; applied to part of a tree without `--check`, the rule is only mentioned.
 #[test]
 fn a_rule_whose_files_select_no_target_fails_the_check() {
     let dir = tempfile::tempdir().unwrap();
@@ -616,9 +616,13 @@ fn a_rule_whose_files_select_no_target_fails_the_check() {
     .unwrap();
     let out = crate::util::regraft(&["apply", "-r", "p.yaml", "--check", "pkg"], dir.path());
     let stderr = crate::util::text(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "drift, as every drift: {stderr}"
+    );
     assert!(
-        stderr.contains("error: rule `pin` selects no file of the targets (files: **/pkg/missing.py), and it expects matches there"),
+        stderr.contains("error: drift: rule `pin` is missing: it selects no file of the targets (files: **/pkg/missing.py), and it expects matches there"),
         "{stderr}"
     );
     assert!(
@@ -751,4 +755,26 @@ fn expect_per_run_counts_over_every_file_of_the_run() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     let formatted = std::fs::read_to_string(dir.path().join("one.yaml")).unwrap();
     assert!(formatted.contains("per: run"), "{formatted}");
+}
+
+/// A rule that missed (under `on_miss: warn`) but matches what another rule wrote is named as
+/// such, with the `after:` that makes the pack a fixed point — not called "not idempotent".
+#[test]
+fn a_rule_that_matches_another_rules_output_is_told_apart_from_one_that_reedits_its_own() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("m.py"), "f(1)\n").unwrap();
+    let rules = "- id: edit\n  match: f($X)\n  action: {replace: g($X)}\n- id: other\n  match: g($X)\n  action: {replace: k($X)}\n  expect: 1\n  on_miss: warn\n";
+    std::fs::write(dir.path().join("r.yaml"), rules).unwrap();
+    let out = crate::util::regraft(
+        &["apply", "--no-config", "-r", "r.yaml", "m.py"],
+        dir.path(),
+    );
+    let stderr = crate::util::text(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(
+        stderr.contains("rule `other` did not edit m.py"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("after: [edit]"), "{stderr}");
+    assert!(!stderr.contains("applied to its own output"), "{stderr}");
 }

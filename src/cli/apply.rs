@@ -181,8 +181,9 @@ fn print_findings(outcomes: &[Outcome], args: &ApplyArgs, written: bool) -> Resu
 }
 
 /// Rules whose `files` select none of the targets. Under `--check` (a CI's drift check), one
-/// that expects matches there fails, as `matrix` calls it missing (exit 1), and any other is a
-/// warning; otherwise (a pack applied to some of its files) it is said under `-v`.
+/// that expects matches there is drift, as `matrix` calls it missing (exit 3, as every drift),
+/// and any other is a warning; otherwise (a pack applied to some of its files) it is said
+/// under `-v`.
 fn unselected(rules: &crate::compile::RuleSet, plan: &Plan, args: &ApplyArgs) -> u8 {
     if plan.stdin || plan.files.is_empty() {
         return 0;
@@ -201,8 +202,12 @@ fn unselected(rules: &crate::compile::RuleSet, plan: &Plan, args: &ApplyArgs) ->
             globs.join(", ")
         );
         if expects && args.check {
-            err(format!("error: {line}, and it expects matches there\n"));
-            exit = 1;
+            err(format!(
+                "error: drift: rule `{}` is missing: it {}, and it expects matches there\n",
+                rule.id(),
+                line.trim_start_matches(&format!("rule `{}` ", rule.id()))
+            ));
+            exit = 3;
         } else if args.check {
             err(format!("warning: {line}\n"));
         } else {

@@ -195,6 +195,30 @@ pub enum PatchError {
         at: SourceSpan,
     },
 
+    /// A rule that edited nothing matches what other rules wrote: applied again, the pack
+    /// would edit the file again (not a fault of the rule's own output).
+    #[error(
+        "the rules are not a fixed point: rule `{rule}` did not edit {path}, but it matches what {by} wrote, so applying the rules again would edit it"
+    )]
+    #[diagnostic(code(regraft::result::idempotence))]
+    NotAFixedPoint {
+        /// The rule that would edit the output.
+        rule: String,
+        /// The target's path.
+        path: String,
+        /// The rules that edited the file, as a phrase (`` `a` and `b` ``).
+        by: String,
+        /// What to do.
+        #[help]
+        help: String,
+        /// The patched text.
+        #[source_code]
+        src: crate::source::Source,
+        /// Where it would edit.
+        #[label("would be edited by `{rule}`")]
+        at: SourceSpan,
+    },
+
     /// Applying the rules to their own output would change it again.
     #[error("rule `{rule}` is not idempotent: applied to its own output it edits {path} again")]
     #[diagnostic(
@@ -241,7 +265,8 @@ impl PatchError {
             PatchError::Drift { rule, .. }
             | PatchError::Action { rule, .. }
             | PatchError::Pin { rule, .. }
-            | PatchError::NotIdempotent { rule, .. } => Some(rule),
+            | PatchError::NotIdempotent { rule, .. }
+            | PatchError::NotAFixedPoint { rule, .. } => Some(rule),
             PatchError::Conflict { first, .. } => Some(first),
         }
     }
@@ -257,7 +282,9 @@ impl PatchError {
             PatchError::Pin { .. } => "pin",
             PatchError::UnparseableResult { .. } => "unparseable-result",
             PatchError::UnresolvedName { .. } => "unresolved-name",
-            PatchError::NotIdempotent { .. } => "not-idempotent",
+            PatchError::NotIdempotent { .. } | PatchError::NotAFixedPoint { .. } => {
+                "not-idempotent"
+            }
         }
     }
 }

@@ -116,15 +116,36 @@ pub(crate) fn check_fixed_point(path: &str, survey: &mut Survey, again: &Survey)
         .iter()
         .find_map(|m| m.edits.first())
         .map_or(0..0, |e| e.range.clone());
-    survey.errors.push((
-        vec![report.index],
+    let src = SourceFile::new(path, survey.output.clone()).named_source();
+    let editors: Vec<&str> = survey
+        .rules
+        .iter()
+        .filter(|r| r.status == RuleStatus::Applied)
+        .map(|r| r.rule.as_str())
+        .collect();
+    let error = if editors.contains(&report.rule.as_str()) || editors.is_empty() {
         PatchError::NotIdempotent {
             rule: report.rule.clone(),
             path: path.to_string(),
-            src: SourceFile::new(path, survey.output.clone()).named_source(),
+            src,
             at: span(at),
-        },
-    ));
+        }
+    } else {
+        let quoted: Vec<String> = editors.iter().map(|r| format!("`{r}`")).collect();
+        PatchError::NotAFixedPoint {
+            rule: report.rule.clone(),
+            path: path.to_string(),
+            by: quoted.join(" and "),
+            help: format!(
+                "to have `{}` act on that output, give it `after: [{}]`; else make its pattern not match what those rules write",
+                report.rule,
+                editors.join(", ")
+            ),
+            src,
+            at: span(at),
+        }
+    };
+    survey.errors.push((vec![report.index], error));
 }
 
 /// The first error CPython would report in `output` that the step's input did not have. Only
