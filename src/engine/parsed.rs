@@ -102,6 +102,11 @@ pub(crate) fn parse_target(target: Target<'_>) -> Result<Tree, PatchError> {
     let tree = python::parse(target.source);
     match first_syntax_error(tree.root_node()) {
         None => Ok(tree),
+        // CPython's own word first, where it has one: tree-sitter gives up on some inputs
+        // (3,000 nested blocks) with an error that names the wrong cause.
+        Some(_) if let Some(error) = compile_error(target.source) => {
+            Err(rejected_target(target, error))
+        }
         Some(error) => Err(PatchError::TargetSyntax {
             path: target.path.to_string(),
             reason: describe_syntax_error(error, target.source),

@@ -337,15 +337,10 @@ pub fn compile_errors(text: &str, detached: bool) -> Vec<CompileError> {
 const TOO_MANY_BRACKETS: &str = "too many nested parentheses (CPython's limit is 200)";
 const TOO_MANY_INDENTS: &str = "too many levels of indentation (CPython's limit is 100)";
 
-/// `compile_errors`, on the stack the caller already made deep enough (`on_stack_for`).
-pub(super) fn compile_errors_here(text: &str, detached: bool) -> Vec<CompileError> {
-    let (major, minor) = VERSION;
-    let options =
-        ParseOptions::from(Mode::Module).with_target_version(PythonVersion { major, minor });
-    let parsed = parse_unchecked(text, options);
+/// The first of CPython's tokenizer limits `parsed` passes: brackets and indentation levels,
+/// counted as the tokenizer counts them.
+fn tokenizer_limit(parsed: &ruff_python_parser::Parsed<ast::Mod>) -> Option<CompileError> {
     let range = |r: ruff_text_size::TextRange| usize::from(r.start())..usize::from(r.end());
-    let mut out = Vec::new();
-    // Brackets and indentation, as the tokenizer counts them.
     let (mut brackets, mut indents) = (0usize, 0usize);
     for token in parsed.tokens().iter() {
         use ruff_python_ast::token::TokenKind as K;
@@ -369,13 +364,24 @@ pub(super) fn compile_errors_here(text: &str, detached: bool) -> Vec<CompileErro
             _ => None,
         };
         if let Some(message) = message {
-            out.push(CompileError {
+            return Some(CompileError {
                 range: range(token.range()),
                 message: message.to_string(),
             });
-            break;
         }
     }
+    None
+}
+
+/// `compile_errors`, on the stack the caller already made deep enough (`on_stack_for`).
+pub(super) fn compile_errors_here(text: &str, detached: bool) -> Vec<CompileError> {
+    let (major, minor) = VERSION;
+    let options =
+        ParseOptions::from(Mode::Module).with_target_version(PythonVersion { major, minor });
+    let parsed = parse_unchecked(text, options);
+    let range = |r: ruff_text_size::TextRange| usize::from(r.start())..usize::from(r.end());
+    let mut out = Vec::new();
+    out.extend(tokenizer_limit(&parsed));
     let mut context = Context {
         checker: SemanticSyntaxChecker::new(),
         errors: RefCell::default(),
