@@ -149,6 +149,48 @@ pub fn collect_excluding(
     Ok(out)
 }
 
+/// `files` with each file on disk once: a later path that names the same file as an earlier
+/// one (a hard link, a symlink, the same path twice) is dropped, and returned with the
+/// `display` of the one kept. Two writes of one file would see the first as a change on disk.
+pub fn distinct(files: Vec<TargetFile>) -> (Vec<TargetFile>, Vec<(TargetFile, String)>) {
+    let mut seen: Vec<(FileId, String)> = Vec::new();
+    let mut kept = Vec::with_capacity(files.len());
+    let mut dropped = Vec::new();
+    for file in files {
+        let Some(id) = file_id(&file.path) else {
+            kept.push(file);
+            continue;
+        };
+        match seen.iter().find(|(other, _)| *other == id) {
+            Some((_, first)) => dropped.push((file, first.clone())),
+            None => {
+                seen.push((id, file.display.clone()));
+                kept.push(file);
+            }
+        }
+    }
+    (kept, dropped)
+}
+
+/// What identifies a file on disk, links followed.
+#[derive(PartialEq, Eq)]
+struct FileId(u64, u64);
+
+#[cfg(unix)]
+fn file_id(path: &Path) -> Option<FileId> {
+    use std::os::unix::fs::MetadataExt;
+    let meta = fs::metadata(path).ok()?;
+    Some(FileId(meta.dev(), meta.ino()))
+}
+
+#[cfg(not(unix))]
+fn file_id(path: &Path) -> Option<FileId> {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    fs::canonicalize(path).ok()?.hash(&mut hasher);
+    Some(FileId(0, hasher.finish()))
+}
+
 fn target(path: PathBuf) -> TargetFile {
     let display = glob_path(&path);
     TargetFile { path, display }

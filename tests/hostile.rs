@@ -324,3 +324,45 @@ fn coding_cookies_are_honoured_reading_and_writing() {
         text(&out.stderr)
     );
 }
+
+/// One file named three ways (itself, a hard link, a symlink) is patched once, with a note,
+/// not refused as "changed on disk" by its own second write.
+#[cfg(unix)]
+#[test]
+fn one_file_reached_through_links_is_patched_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    fs::write(root.join("a.py"), "f(1)\n").unwrap();
+    fs::hard_link(root.join("a.py"), root.join("hard.py")).unwrap();
+    std::os::unix::fs::symlink("a.py", root.join("soft.py")).unwrap();
+    fs::write(
+        root.join("r.yaml"),
+        "id: r\nmatch: f($X)\naction: {replace: g($X)}\n",
+    )
+    .unwrap();
+    let out = regraft(
+        &[
+            "apply",
+            "--no-config",
+            "-r",
+            "r.yaml",
+            "--write",
+            "a.py",
+            "hard.py",
+            "soft.py",
+        ],
+        root,
+    );
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("note: hard.py is the same file as a.py"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("note: soft.py is the same file as a.py"),
+        "{stderr}"
+    );
+    assert_eq!(fs::read_to_string(root.join("a.py")).unwrap(), "g(1)\n");
+    assert_eq!(fs::read_to_string(root.join("soft.py")).unwrap(), "g(1)\n");
+}

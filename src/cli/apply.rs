@@ -280,6 +280,13 @@ fn plan(args: &ApplyArgs) -> Result<Plan, Error> {
             None => targets::collect(&args.paths)?,
         }
     };
+    let (files, aliases) = targets::distinct(files);
+    for (alias, first) in &aliases {
+        super::info(format!(
+            "note: {} is the same file as {first} (a link): patched once, as {first}\n",
+            alias.display
+        ));
+    }
     let to_stdout = !(args.diff || args.write || args.check) && args.format == Format::Human;
     if to_stdout && (files.len() != 1 || args.paths.iter().any(|p| p.is_dir())) {
         return Err(Error::Usage(
