@@ -88,9 +88,9 @@ fn to_py_err(py: Python<'_>, error: &Error) -> PyErr {
             | PatchError::MixedLineEnds { .. }
             | PatchError::UnparseableResult { .. }
             | PatchError::UnresolvedName { .. } => ParseError::new_err(message),
-            PatchError::Action { .. } | PatchError::NotIdempotent { .. } => {
-                ActionError::new_err(message)
-            }
+            PatchError::Action { .. }
+            | PatchError::NotIdempotent { .. }
+            | PatchError::NotAFixedPoint { .. } => ActionError::new_err(message),
         },
         Error::Target(_)
         | Error::TestDirective { .. }

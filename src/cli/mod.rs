@@ -12,6 +12,7 @@ mod new;
 mod repo_paths;
 mod test;
 mod totals;
+mod unselected;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};

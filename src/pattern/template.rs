@@ -44,18 +44,14 @@ fn without_blank_indentation(out: &str, indent: &str) -> String {
     }
     let (text, shift) = as_block(out, indent);
     let tree = crate::python::parse(&text);
-    let strings: Vec<std::ops::Range<usize>> =
-        crate::python::multiline_strings(&[tree.root_node()])
-            .into_iter()
-            .map(|r| r.start.saturating_sub(shift)..r.end.saturating_sub(shift))
-            .collect();
+    let mut strings = crate::python::multiline_strings(&[tree.root_node()]);
     let mut cleaned = String::with_capacity(out.len());
     let mut at = 0;
     for (i, line) in out.split('\n').enumerate() {
         if i > 0 {
             cleaned.push('\n');
         }
-        let in_string = strings.iter().any(|r| r.start < at && at < r.end);
+        let in_string = strings.contains(at + shift);
         if !blank(line) || in_string {
             cleaned.push_str(line);
         }
@@ -271,14 +267,14 @@ fn place_capture(
         format!("{indent}{}", current_indent(out))
     };
     // Lines that start inside a string spanning lines are part of its value: kept verbatim.
-    let strings = match capture {
+    let mut strings = match capture {
         Capture::One(node) => crate::python::multiline_strings(&[*node]),
         Capture::Many(nodes) => crate::python::multiline_strings(nodes),
     };
     let segments: Vec<&str> = text.split('\n').collect();
     let mut at = start;
     for (i, segment) in segments.iter().enumerate() {
-        let in_string = strings.iter().any(|r| r.start < at && at < r.end);
+        let in_string = strings.contains(at);
         at += segment.len() + 1;
         if i == 0 {
             out.push_str(segment);

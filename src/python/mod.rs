@@ -319,9 +319,9 @@ pub fn named_descendants<'t>(root: Node<'t>) -> impl Iterator<Item = Node<'t>> {
     })
 }
 
-/// The byte ranges of the strings within `nodes` that span lines: text inside them is a
-/// value, never indentation, so re-indenting code must leave those lines as they are.
-pub fn multiline_strings(nodes: &[Node<'_>]) -> Vec<Range<usize>> {
+/// The strings within `nodes` that span lines: text inside them is a value, never
+/// indentation, so re-indenting code must leave those lines as they are.
+pub fn multiline_strings(nodes: &[Node<'_>]) -> InStrings {
     let mut out = Vec::new();
     let mut stack: Vec<Node<'_>> = nodes.to_vec();
     while let Some(n) = stack.pop() {
@@ -336,7 +336,32 @@ pub fn multiline_strings(nodes: &[Node<'_>]) -> Vec<Range<usize>> {
         let mut cursor = n.walk();
         stack.extend(n.children(&mut cursor));
     }
-    out
+    out.sort_by_key(|r| r.start);
+    InStrings {
+        ranges: out,
+        next: 0,
+    }
+}
+
+/// Strings spanning lines, asked about offsets in increasing order: each question costs
+/// amortised constant time (a line-by-line walk over a capture of thousands of strings would
+/// otherwise be quadratic).
+pub struct InStrings {
+    ranges: Vec<Range<usize>>,
+    next: usize,
+}
+
+impl InStrings {
+    /// Whether `at` lies strictly inside one of the strings; `at` must not decrease between
+    /// calls.
+    pub fn contains(&mut self, at: usize) -> bool {
+        while self.ranges.get(self.next).is_some_and(|r| r.end <= at) {
+            self.next += 1;
+        }
+        self.ranges
+            .get(self.next)
+            .is_some_and(|r| r.start < at && at < r.end)
+    }
 }
 
 /// Leading whitespace of the line `offset` stands on. It searches back for the line's start:

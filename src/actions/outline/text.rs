@@ -144,7 +144,7 @@ pub(super) fn outlined_def(
         .find(|c| c.kind() == ":")
         .map_or(def.start_byte(), |c| c.end_byte());
     let indent = crate::python::node_indent(source, def);
-    let in_string = crate::python::multiline_strings(&[def]);
+    let mut in_string = crate::python::multiline_strings(&[def]);
     let mut out = String::new();
     for d in decorators {
         out.push_str(&format!("@{d}\n"));
@@ -155,7 +155,7 @@ pub(super) fn outlined_def(
         .split_inclusive('\n')
         .enumerate()
     {
-        let inside = in_string.iter().any(|r| r.start < at && at < r.end);
+        let inside = in_string.contains(at);
         if i == 0 || inside {
             out.push_str(line);
         } else if let Some(rest) = line.strip_prefix(indent) {
