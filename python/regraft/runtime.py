@@ -311,17 +311,27 @@ def _patch(obj: Any, rules: Any, phase: Optional[str], versions: Optional[Mappin
     _COUNTER[0] += 1
     name = f"{filename}<regraft:{path}:{_COUNTER[0]}>"
     info = PatchInfo(edited, dict(versions), hashlib.sha256(source.encode()).hexdigest())
+    before = (padded.splitlines(keepends=True), before_tree)
+    additions = _additions.added(tree, unit)
+    _additions.check(additions, module, path)
+    added_name = f"{name}+"
+    linecache.cache[added_name] = (len(output), None, out_lines, added_name)
+    handle._lines.append(added_name)
+    if not isinstance(obj, type):
+        # A method patched on its own changes that method alone: the text shown for the
+        # class (tracebacks, `inspect.getsource`, the next patch's input) keeps its other
+        # methods as they run, stock, or a later patch of one would find it already patched.
+        out_lines, tree = _only_the_object(before, out_lines, tree, path)
+        output = "".join(out_lines)
     # The patched text at the object's original line numbers; the module's own lines around it
     # keep tracebacks of neighbouring code readable.
     linecache.cache[name] = (len(output), None, out_lines, name)
     handle._lines.append(name)
     _INFO[name] = info
-    before = (padded.splitlines(keepends=True), before_tree)
-    additions = _additions.added(tree, unit)
-    _additions.check(additions, module, path)
     try:
         # What the patched code calls exists before the patched code can run.
-        made = _additions.compile_all(additions, out_lines, name, module, _future_flags(unit_obj))
+        made = _additions.compile_all(additions, linecache.cache[added_name][2], added_name,
+                                      module, _future_flags(unit_obj))
         for attribute, value in made.items():
             handle._undo.append(("attr", module, attribute, _MISSING))
             setattr(module, attribute, value)
@@ -333,6 +343,18 @@ def _patch(obj: Any, rules: Any, phase: Optional[str], versions: Optional[Mappin
     _show_in_module(filename, first, source, out_lines, handle)
     handle.changed = True
     return handle
+
+
+def _only_the_object(before: Tuple[List[str], ast.AST], out_lines: List[str], tree: ast.AST,
+                     path: str) -> Tuple[List[str], ast.AST]:
+    """The unit's text as read with the definition at ``path`` alone replaced by its patched
+    text (and that text's tree)."""
+    old_lines, old_tree = before
+    parts = path.split(".")
+    old_start, old_end = _span(_find(old_tree, parts))
+    new_start, new_end = _span(_find(tree, parts))
+    lines = old_lines[: old_start - 1] + out_lines[new_start - 1 : new_end] + old_lines[old_end:]
+    return lines, ast.parse("".join(lines))
 
 
 def _future_flags(unit_obj: Any) -> int:
@@ -399,8 +421,20 @@ def _same_code(a: types.CodeType, b: types.CodeType) -> bool:
     decorator)."""
     # dis.findlinestarts, not co_lines: CPython 3.9 has no co_lines.
     lines = lambda c: [line for _, line in dis.findlinestarts(c)][1:]  # noqa: E731
-    return (a.co_code, a.co_names, a.co_varnames, lines(a)) == (
-        b.co_code, b.co_names, b.co_varnames, lines(b))
+    if (a.co_code, a.co_names, a.co_varnames, lines(a)) != (
+            b.co_code, b.co_names, b.co_varnames, lines(b)):
+        return False
+    # Constants too (`f(1)` edited to `f(2)` on disk compiles to the same instructions), and
+    # nested code (lambdas, comprehensions, inner functions) the same way.
+    if len(a.co_consts) != len(b.co_consts):
+        return False
+    for x, y in zip(a.co_consts, b.co_consts):
+        if isinstance(x, types.CodeType) and isinstance(y, types.CodeType):
+            if not _same_code(x, y):
+                return False
+        elif type(x) is not type(y) or (x != y and repr(x) != repr(y)):  # repr: nan != nan
+            return False
+    return True
 
 
 def _import_names(tree: ast.AST) -> List[str]:

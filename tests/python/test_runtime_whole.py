@@ -247,3 +247,45 @@ def test_a_rule_whose_sites_an_earlier_step_made_is_not_already_applied(mod):
     again = regraft.patch(mod.Layer, rules, versions={})
     assert first.changed and not again.changed
     assert sorted(again.already_applied) == ["keep"], again.already_applied
+
+
+def test_a_method_patched_alone_leaves_its_siblings_for_their_own_patch(tmp_path, monkeypatch):
+    """A class-wide rule applied to one method patches that method alone, and the text shown
+    for the class keeps the others stock: a later patch of a sibling must find and patch it,
+    not call it already patched while it runs the stock code."""
+    import inspect
+
+    (tmp_path / "siblings_mod.py").write_text(
+        "class M:\n    def a(self, x):\n        return f(x)\n\n    def b(self, x):\n        return f(x)\n\n\n"
+        "def f(x):\n    return ('f', x)\n\n\ndef g(x):\n    return ('g', x)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import siblings_mod as m
+
+    rule = regraft.Rules.parse(
+        "id: both\nmatch: 'return f($X)'\ninside: {class: M}\naction: {replace: 'return g($X)'}\n")
+    first = regraft.patch(m.M.a, rule)
+    assert first.changed and m.M().a(1) == ("g", 1) and m.M().b(1) == ("f", 1)
+    assert "return f(x)" in inspect.getsource(m.M.b), "b is shown as it runs"
+    second = regraft.patch(m.M.b, rule)
+    assert second.changed and second.rules == ["both"] and m.M().b(1) == ("g", 1)
+    second.revert()
+    first.revert()
+    assert m.M().a(1) == m.M().b(1) == ("f", 1)
+
+
+def test_a_constant_edited_on_disk_after_import_is_refused(tmp_path, monkeypatch):
+    """`f(0)` edited to `f(1)` compiles to the same instructions: the constants tell."""
+    path = tmp_path / "edited_const_mod.py"
+    path.write_text("class M:\n    def a(self, x):\n        return f(0)\n\n\ndef f(x):\n    return x\n\n\ndef g(x):\n    return x\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import edited_const_mod as m
+
+    path.write_text(path.read_text().replace("f(0)", "f(1)"))
+    import linecache
+
+    linecache.checkcache(str(path))
+    rule = regraft.Rules.parse("id: r\nmatch: 'return f($X)'\naction: {replace: 'return g($X)'}\n")
+    code = m.M.a.__code__
+    with pytest.raises(regraft.RegraftError, match="not what its source file says"):
+        regraft.patch(m.M.a, rule)
+    assert m.M.a.__code__ is code
