@@ -85,12 +85,18 @@ impl Signatures<'_> {
         let order = self.linearize(here, &start, &mut bases, 0, searched)?;
         // What calling the class runs goes through its metaclass's `__call__` first, which may
         // take other arguments: a constructor's signature under a metaclass is not trusted.
-        if matches!(method, "__init__" | "__new__")
-            && let Some(meta) = self.metaclass_in(here, &order)
-        {
-            return Err(refused(format!(
-                "a class of this hierarchy has the metaclass `{meta}`, whose `__call__` decides what constructing it takes"
-            )));
+        if let Some((meta, module)) = self.metaclass_in(here, &order) {
+            if matches!(method, "__init__" | "__new__") {
+                return Err(refused(format!(
+                    "a class of this hierarchy has the metaclass `{meta}`, whose `__call__` decides what constructing it takes"
+                )));
+            }
+            // An instance made by calling the class may be of another class altogether.
+            if self.metaclass_calls(here, &module, &meta) {
+                return Err(refused(format!(
+                    "a class of this hierarchy has the metaclass `{meta}`, whose `__call__` may make instances of another class, whose `{method}` this is not (or it is not found, so may)"
+                )));
+            }
         }
         let dunder = method.starts_with("__");
         let exact = order.iter().all(|c| match c {
@@ -141,7 +147,7 @@ impl Signatures<'_> {
 
     /// The first `metaclass=` written in the headers of the known classes of `order` (but
     /// `ABCMeta`, whose `__call__` is `type`'s).
-    fn metaclass_in(&self, here: View<'_>, order: &[Class]) -> Option<String> {
+    fn metaclass_in(&self, here: View<'_>, order: &[Class]) -> Option<(String, String)> {
         order.iter().find_map(|c| {
             let Class::Known(id) = c else { return None };
             let source = self.source(here, &id.module)?;
@@ -154,8 +160,32 @@ impl Signatures<'_> {
                 (k.kind() == "keyword_argument"
                     && &m.text[name.byte_range()] == "metaclass"
                     && !value.ends_with("ABCMeta"))
-                .then_some(value)
+                .then(|| (value, id.module.clone()))
             })
+        })
+    }
+
+    /// Whether the metaclass `meta`, written in a class header of `module`, or a class of its
+    /// hierarchy defines `__call__` (then calling a class may return anything); one that is
+    /// not found counts as doing so.
+    fn metaclass_calls(&mut self, here: View<'_>, module: &str, meta: &str) -> bool {
+        let Some(source) = self.source(here, module) else {
+            return true;
+        };
+        let m = source.view();
+        let mut searched = Vec::new();
+        let Ok(Some(id)) = self.class_named(here, m, meta, &mut searched) else {
+            return true;
+        };
+        let mut bases = HashMap::new();
+        let Ok(order) = self.linearize(here, &Class::Known(id), &mut bases, 0, &mut searched)
+        else {
+            return true;
+        };
+        order.iter().any(|c| match c {
+            Class::Known(cid) => !matches!(self.own_method(here, cid, "__call__"), Ok(None)),
+            Class::Inert(_) => false,
+            Class::Unknown(written) => written != "type" && !written.ends_with("ABCMeta"),
         })
     }
 

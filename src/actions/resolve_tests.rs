@@ -203,3 +203,23 @@ fn a_constructor_under_a_metaclass_is_refused() {
         "from abc import ABCMeta\nclass L(metaclass=ABCMeta):\n    def __init__(self, a): pass\n";
     assert_eq!(lookup(abc, &[], "L.__init__").unwrap(), ["a"]);
 }
+
+#[test]
+fn a_method_under_a_metaclass_that_calls_is_refused() {
+    // `Meta.__call__` may return an instance of another class: `L.forward` is not what
+    // calling an instance made by `L(...)` runs.
+    let calls = "class Meta(type):\n    def __call__(cls, *a):\n        return Other()\nclass Other:\n    def forward(self, y, x): pass\nclass L(metaclass=Meta):\n    def forward(self, x, y=None): pass\n";
+    assert!(
+        refusal(lookup(calls, &[], "L.forward")).contains("may make instances of another class")
+    );
+    // Inherited from a base, the same.
+    let inherited = format!("{calls}class M(L):\n    pass\n");
+    assert!(refusal(lookup(&inherited, &[], "M.forward")).contains("metaclass `Meta`"));
+    // A metaclass without `__call__` (its own or its bases') leaves construction as `type`'s.
+    let plain = "class Meta(type):\n    def __repr__(cls): return 'x'\nclass L(metaclass=Meta):\n    def forward(self, x, y=None): pass\n";
+    assert_eq!(lookup(plain, &[], "L.forward").unwrap(), ["x", "y"]);
+    // One that cannot be found may.
+    let unknown =
+        "from elsewhere import Meta\nclass L(metaclass=Meta):\n    def forward(self, x): pass\n";
+    assert!(lookup(unknown, &[], "L.forward").is_err());
+}
