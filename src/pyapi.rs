@@ -90,7 +90,8 @@ fn to_py_err(py: Python<'_>, error: &Error) -> PyErr {
             | PatchError::UnresolvedName { .. } => ParseError::new_err(message),
             PatchError::Action { .. }
             | PatchError::NotIdempotent { .. }
-            | PatchError::NotAFixedPoint { .. } => ActionError::new_err(message),
+            | PatchError::NotAFixedPoint { .. }
+            | PatchError::ImportClash { .. } => ActionError::new_err(message),
         },
         Error::Target(_)
         | Error::TestDirective { .. }

@@ -19,6 +19,7 @@ mod fuzz_regressions;
 mod generic;
 mod groups;
 mod hostile;
+mod imports;
 mod layers;
 mod lint;
 mod lsp;

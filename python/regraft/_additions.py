@@ -1,7 +1,9 @@
-"""Module-level definitions a patch adds beside the unit it patches (an ``outline``'s new
-function): checked before anything changes, compiled at their lines in the patched text, and
-set on the module; ``Patch.revert`` removes them. Anything else a rule writes at module level
-cannot be made live without running module code again, and is refused."""
+"""Module-level definitions and imports a patch adds beside the unit it patches (an
+``outline``'s new function, a rule's ``imports``): checked before anything changes, compiled
+at their lines in the patched text (an import executed), and set on the module; ``Patch.revert``
+removes them. An import whose name the module already binds to the same object adds nothing;
+to another object, it is refused. Anything else a rule writes at module level cannot be made
+live without running module code again, and is refused."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ from typing import Any, Dict, List
 from ._native import RegraftError
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
+_IMPORTS = (ast.Import, ast.ImportFrom)
 
 
 def added(tree: ast.Module, unit: str) -> List[ast.stmt]:
@@ -24,6 +27,8 @@ def added(tree: ast.Module, unit: str) -> List[ast.stmt]:
 def check(nodes: List[ast.stmt], module: types.ModuleType, path: str) -> None:
     """Refuses what cannot be installed, before anything changes."""
     for node in nodes:
+        if isinstance(node, _IMPORTS):
+            continue
         if not isinstance(node, _DEFS):
             raise RegraftError(
                 f"{path}: a rule writes module-level code beside it ({type(node).__name__} at "
@@ -41,10 +46,26 @@ def compile_all(nodes: List[ast.stmt], lines: List[str], name: str, module: type
     with the module as its globals (its decorators run now, as a new function's do)."""
     made: Dict[str, Any] = {}
     for node in nodes:
-        first = node.decorator_list[0].lineno if node.decorator_list else node.lineno
+        decorators = getattr(node, "decorator_list", None)
+        first = decorators[0].lineno if decorators else node.lineno
         text = "".join(lines[first - 1 : node.end_lineno])
         code = compile("\n" * (first - 1) + text, name, "exec", flags=flags, dont_inherit=True)
         namespace: Dict[str, Any] = {}
         exec(code, module.__dict__, namespace)
-        made[node.name] = namespace[node.name]
+        if isinstance(node, _DEFS):
+            made[node.name] = namespace[node.name]
+            continue
+        for bound, value in namespace.items():
+            present = vars(module).get(bound, _ABSENT)
+            if present is value:
+                continue
+            if present is not _ABSENT:
+                raise RegraftError(
+                    f"a rule needs `{ast.get_source_segment(''.join(lines), node) or text.strip()}`, "
+                    f"but {module.__name__} binds `{bound}` to something else: adding it would "
+                    "shadow that binding")
+            made[bound] = value
     return made
+
+
+_ABSENT = object()

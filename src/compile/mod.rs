@@ -78,6 +78,8 @@ pub struct CompiledRule {
     pub class_scope: ScopePatterns,
     /// `inside.function`'s `has` and `lacks`, compiled.
     pub function_scope: ScopePatterns,
+    /// The import statements its edits need, read.
+    pub imports: Vec<crate::python::imports::ImportSpec>,
     /// `when.has` and `when.lacks`, compiled.
     pub when_has: Option<Pattern>,
     /// See `when_has`.

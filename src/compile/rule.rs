@@ -190,7 +190,14 @@ pub(super) fn compile_rule_all(rule: Rule) -> Result<CompiledRule, Vec<RuleError
         }
         AppliedShape::Absent | AppliedShape::Unknown => None,
     };
+    // Checked when the rule was read: each reads.
+    let imports = rule
+        .imports
+        .iter()
+        .filter_map(|i| crate::python::imports::read_import(&i.value).ok())
+        .collect();
     let mut compiled = CompiledRule {
+        imports,
         rule,
         pattern,
         applied,

@@ -219,6 +219,33 @@ pub enum PatchError {
         at: SourceSpan,
     },
 
+    /// An import a rule needs would rebind a name the module binds to something else.
+    #[error(
+        "rule `{rule}` needs `{import}`, but {path} binds `{name}` to something else: adding the import would shadow that binding"
+    )]
+    #[diagnostic(
+        code(regraft::result::import),
+        help(
+            "import under another name (`import x as _x`) and write that name in the template, or rename the module's binding"
+        )
+    )]
+    ImportClash {
+        /// The rule.
+        rule: String,
+        /// The import statement.
+        import: String,
+        /// The name both bind.
+        name: String,
+        /// The target's path.
+        path: String,
+        /// The target's text.
+        #[source_code]
+        src: crate::source::Source,
+        /// The binding there.
+        #[label("`{name}` is bound here")]
+        at: SourceSpan,
+    },
+
     /// Applying the rules to their own output would change it again.
     #[error("rule `{rule}` is not idempotent: applied to its own output it edits {path} again")]
     #[diagnostic(
@@ -266,7 +293,8 @@ impl PatchError {
             | PatchError::Action { rule, .. }
             | PatchError::Pin { rule, .. }
             | PatchError::NotIdempotent { rule, .. }
-            | PatchError::NotAFixedPoint { rule, .. } => Some(rule),
+            | PatchError::NotAFixedPoint { rule, .. }
+            | PatchError::ImportClash { rule, .. } => Some(rule),
             PatchError::Conflict { first, .. } => Some(first),
         }
     }
@@ -285,6 +313,7 @@ impl PatchError {
             PatchError::NotIdempotent { .. } | PatchError::NotAFixedPoint { .. } => {
                 "not-idempotent"
             }
+            PatchError::ImportClash { .. } => "import-clash",
         }
     }
 }

@@ -10,6 +10,7 @@ pub mod explain;
 mod find;
 mod found;
 mod group;
+mod imports;
 mod outcome;
 mod parsed;
 mod probe;

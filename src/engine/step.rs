@@ -113,12 +113,16 @@ impl Engine<'_> {
             p.edit = std::mem::take(&mut p.edit).minimal(input.text);
         }
         self.drop_conflicts(input, &mut planned, &mut failed, &mut out.errors);
+        let imported = self.plan_imports(input, &mut planned, &mut failed, &mut out.errors);
         mark_failed(&mut out.reports, &failed);
         if planned.is_empty() {
             return out;
         }
-        let regions_only = input.only_step && input.parsed.regions.is_some();
-        match verify::apply_and_reparse(input.text, input.parsed, regions_only, &planned) {
+        // Imports go in the file's header, outside the regions the step parsed.
+        let regions_only = input.only_step && input.parsed.regions.is_some() && !imported;
+        let provided = self.provided(&planned);
+        match verify::apply_and_reparse(input.text, input.parsed, regions_only, &planned, &provided)
+        {
             Ok(next) => out.next = Some(next),
             Err(rejected) => {
                 let (rules, error) = self.unparseable(input.path, &planned, rejected);

@@ -30,6 +30,7 @@ pub(crate) fn apply_and_reparse(
     parsed: &Parsed,
     regions_only: bool,
     planned: &[PlannedEdit],
+    provided: &[&str],
 ) -> Result<(String, Parsed), Rejected> {
     let output = edit::apply(text, planned);
     let reparsed = if regions_only {
@@ -46,7 +47,7 @@ pub(crate) fn apply_and_reparse(
         ),
         None => match cpython_error(text, planned, &output, &reparsed) {
             Some(e) => (format!("CPython rejects it: {}", e.message), e.range),
-            None => match unresolved_name(text, planned, &output, &reparsed) {
+            None => match unresolved_name(text, planned, &output, &reparsed, provided) {
                 None => return Ok((output, reparsed)),
                 Some((reason, at)) => {
                     return Err(Rejected {
@@ -74,6 +75,7 @@ fn unresolved_name(
     planned: &[PlannedEdit],
     output: &str,
     reparsed: &Parsed,
+    provided: &[&str],
 ) -> Option<(String, Range<usize>)> {
     let shifts = edit::Shifts::new(planned);
     let edits: Vec<(Range<usize>, &str)> = planned
@@ -86,7 +88,7 @@ fn unresolved_name(
             )
         })
         .collect();
-    let found = names::first_unresolved(text, output, reparsed.tree.root_node(), &edits)?;
+    let found = names::first_unresolved(text, output, reparsed.tree.root_node(), &edits, provided)?;
     let elsewhere = if found.bound_in.is_empty() {
         String::new()
     } else {

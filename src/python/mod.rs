@@ -4,6 +4,7 @@ pub mod compile_check;
 pub mod cpython;
 mod declarations;
 pub mod grammar;
+pub mod imports;
 pub mod names;
 pub mod regions;
 

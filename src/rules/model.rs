@@ -361,6 +361,12 @@ pub struct Rule {
     pub on_refuse: Policy,
     /// Test cases carried in the rule.
     pub tests: Vec<TestCase>,
+    /// Import statements the rule's edits need: added once to each file it edits (beside the
+    /// file's imports), never shadowing another binding of a name.
+    pub imports: Vec<Spanned<String>>,
+    /// Names the runtime provides in the patched module's namespace (a patcher's helpers): the
+    /// name check takes them as bound.
+    pub provides: Vec<Spanned<String>>,
     /// Where the rule was read from.
     pub origin: Origin,
 }

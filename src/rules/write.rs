@@ -33,28 +33,29 @@ pub fn to_value(rule: &Rule) -> Value {
     let mut put = |k: &str, v: Value| {
         map.insert(Value::String(k.to_string()), v);
     };
+    let names = |list: &[crate::rules::model::Spanned<String>]| {
+        Value::Sequence(list.iter().map(|f| f.value.clone().into()).collect())
+    };
     put("id", rule.id.value.clone().into());
     if let Some(d) = &rule.description {
         put("description", d.clone().into());
     }
-    if !rule.requires.is_empty() {
-        put("requires", requirements(&rule.requires));
+    for (key, list) in [
+        ("requires", &rule.requires),
+        ("fixed_upstream", &rule.fixed_upstream),
+    ] {
+        if !list.is_empty() {
+            put(key, requirements(list));
+        }
     }
-    if !rule.fixed_upstream.is_empty() {
-        put("fixed_upstream", requirements(&rule.fixed_upstream));
-    }
-    if let Some(group) = &rule.group {
-        put("group", group.value.clone().into());
-    }
-    if let Some(family) = &rule.family {
-        put("family", family.value.clone().into());
+    for (key, name) in [("group", &rule.group), ("family", &rule.family)] {
+        if let Some(name) = name {
+            put(key, name.value.clone().into());
+        }
     }
     put("phase", rule.phase.name().into());
     if !rule.files.is_empty() {
-        put(
-            "files",
-            Value::Sequence(rule.files.iter().map(|f| f.value.clone().into()).collect()),
-        );
+        put("files", names(&rule.files));
     }
     let inside = inside_value(rule);
     if !inside.is_empty() {
@@ -67,11 +68,14 @@ pub fn to_value(rule: &Rule) -> Value {
     if let Some(n) = &rule.not_inside {
         put("not_inside", n.text.clone().into());
     }
-    if !rule.after.is_empty() {
-        put(
-            "after",
-            Value::Sequence(rule.after.iter().map(|a| a.value.clone().into()).collect()),
-        );
+    for (key, list) in [
+        ("after", &rule.after),
+        ("imports", &rule.imports),
+        ("provides", &rule.provides),
+    ] {
+        if !list.is_empty() {
+            put(key, names(list));
+        }
     }
     if !rule.constraints.is_empty() {
         put("where", where_value(rule));
@@ -83,21 +87,29 @@ pub fn to_value(rule: &Rule) -> Value {
     if let Some(e) = rule.expect {
         put("expect", expect_value(e));
     }
+    settings(rule, &mut put);
+    Value::Mapping(map)
+}
+
+/// The keys of a rule after `expect`: `when`, the flags, the policies and the tests, each
+/// where it differs from its default.
+fn settings(rule: &Rule, put: &mut impl FnMut(&str, Value)) {
     let when = when_value(rule);
     if !when.is_empty() {
         put("when", Value::Mapping(when));
     }
-    if rule.ordered {
-        put("ordered", true.into());
+    for (key, set) in [
+        ("ordered", rule.ordered),
+        ("preserve_lines", rule.preserve_lines),
+    ] {
+        if set {
+            put(key, true.into());
+        }
     }
-    if rule.preserve_lines {
-        put("preserve_lines", true.into());
-    }
-    if rule.on_miss != super::model::Policy::Error {
-        put("on_miss", rule.on_miss.name().into());
-    }
-    if rule.on_refuse != super::model::Policy::Error {
-        put("on_refuse", rule.on_refuse.name().into());
+    for (key, policy) in [("on_miss", rule.on_miss), ("on_refuse", rule.on_refuse)] {
+        if policy != super::model::Policy::Error {
+            put(key, policy.name().into());
+        }
     }
     if !rule.tests.is_empty() {
         put(
@@ -105,7 +117,6 @@ pub fn to_value(rule: &Rule) -> Value {
             Value::Sequence(rule.tests.iter().map(test_value).collect()),
         );
     }
-    Value::Mapping(map)
 }
 
 /// The `where` mapping of a rule.

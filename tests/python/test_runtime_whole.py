@@ -289,3 +289,25 @@ def test_a_constant_edited_on_disk_after_import_is_refused(tmp_path, monkeypatch
     with pytest.raises(regraft.RegraftError, match="not what its source file says"):
         regraft.patch(m.M.a, rule)
     assert m.M.a.__code__ is code
+
+
+def test_patch_brings_in_the_imports_a_rule_needs_and_revert_takes_them_out(tmp_path, monkeypatch):
+    (tmp_path / "imports_mod.py").write_text("import os\n\n\nclass M:\n    def a(self, x):\n        return x * 2\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import imports_mod as m
+
+    rule = regraft.Rules.parse(
+        "id: r\nimports: ['import math', 'import os']\nmatch: 'return $X * 2'\n"
+        "action: {replace: 'return math.floor($X * 2.5) + len(os.sep) - 1'}\n")
+    handle = regraft.patch(m.M, rule)
+    assert handle.changed and m.M().a(3) == 7
+    import math
+
+    assert m.math is math
+    handle.revert()
+    assert not hasattr(m, "math") and m.M().a(3) == 6 and hasattr(m, "os")
+    # A module that binds the name to another object is not shadowed: refused, nothing changed.
+    m.math = "not the math module"
+    with pytest.raises(regraft.RegraftError, match="binds `math` to something else"):
+        regraft.patch(m.M, rule)
+    assert m.M().a(3) == 6 and m.math == "not the math module"

@@ -117,8 +117,11 @@ pub fn first_unresolved(
     output: &str,
     root: Node<'_>,
     edits: &[(Range<usize>, &str)],
+    provided: &[&str],
 ) -> Option<Unresolved> {
-    let candidates = new_reads(output, root, edits);
+    let mut candidates = new_reads(output, root, edits);
+    // Names the runtime puts in the module (a rule's `provides`) are bound there.
+    candidates.retain(|(name, _)| !provided.contains(&name.as_str()));
     if candidates.is_empty() || output.contains("import *") || output.contains("globals()") {
         return None;
     }
@@ -331,6 +334,7 @@ mod tests {
             output,
             tree.root_node(),
             &[(at..at + edit.len(), replaced)],
+            &[],
         )
         .map(|u| u.name)
     }
@@ -361,7 +365,7 @@ mod tests {
         let at = output.find("ing(").unwrap();
         let input = "def f(x):\n    return list(x)\n";
         let tree = crate::python::parse(output);
-        let found = first_unresolved(input, output, tree.root_node(), &[(at..at + 3, "")]);
+        let found = first_unresolved(input, output, tree.root_node(), &[(at..at + 3, "")], &[]);
         assert_eq!(found.map(|u| u.name), Some("listing".into()));
     }
 

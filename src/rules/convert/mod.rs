@@ -39,6 +39,8 @@ pub const RULE_KEYS: &[&str] = &[
     "preserve_lines",
     "ordered",
     "tests",
+    "imports",
+    "provides",
 ];
 /// The keys of `inside`.
 pub const INSIDE_KEYS: &[&str] = &["class", "function", "loop"];

@@ -34,6 +34,8 @@ struct Parts {
     on_miss: Option<Policy>,
     on_refuse: Option<Policy>,
     tests: Option<Vec<TestCase>>,
+    imports: Option<Vec<Spanned<String>>>,
+    provides: Option<Vec<Spanned<String>>>,
 }
 
 impl Parts {
@@ -66,6 +68,8 @@ impl Parts {
             on_miss: self.on_miss.unwrap_or_default(),
             on_refuse: self.on_refuse.unwrap_or_default(),
             tests: self.tests.unwrap_or_default(),
+            imports: self.imports.unwrap_or_default(),
+            provides: self.provides.unwrap_or_default(),
             origin,
         })
     }
@@ -171,6 +175,44 @@ impl Cx<'_> {
             on_miss,
             on_refuse,
             tests,
+            imports: g.ok(optional(field("imports"), |p, v| self.imports(p, v))),
+            provides: g.ok(optional(field("provides"), |p, v| self.provided(p, v))),
         }
+    }
+
+    /// `imports`: each an import statement regraft can add (read now, so a mistake is found
+    /// when the rule loads).
+    fn imports(&self, path: &[Seg], value: &Value) -> Result<Vec<Spanned<String>>, RuleError> {
+        let items = self.strings(path, "imports", value)?;
+        for (i, item) in items.iter().enumerate() {
+            if let Err(why) = crate::python::imports::read_import(&item.value) {
+                let at = match value {
+                    Value::Sequence(_) => {
+                        let mut p = path.to_vec();
+                        p.push(Seg::Index(i));
+                        p
+                    }
+                    _ => path.to_vec(),
+                };
+                return Err(self.invalid(&at, "imports", why));
+            }
+        }
+        Ok(items)
+    }
+
+    /// `provides`: names (identifiers) the runtime puts in the patched module.
+    fn provided(&self, path: &[Seg], value: &Value) -> Result<Vec<Spanned<String>>, RuleError> {
+        let items = self.strings(path, "provides", value)?;
+        if let Some(bad) = items
+            .iter()
+            .find(|n| !crate::rules::convert::is_identifier(&n.value))
+        {
+            return Err(self.invalid(
+                path,
+                "provides",
+                format!("`{}` is not a Python name", bad.value),
+            ));
+        }
+        Ok(items)
     }
 }

@@ -57,9 +57,17 @@ def case(choose: Chooser) -> Case:
                 f"action: {{rename: {{from: {old}, to: {new}}}}}\n")
     else:
         # A template writing a call of a name: a builtin, a module name, a local, or none.
-        called = choose.pick(["len", "helper", "listing", "x", "lengths", "_os.getcwd", "y"])
-        rule = (f"id: names-oracle\nmatch: 'z = (lambda q: q + x)(1)'\n"
-                f"action: {{replace: 'z = {called}([x])'}}\n")
+        called, imports = choose.pick([
+            ("len", ""), ("helper", ""), ("listing", ""), ("x", ""), ("lengths", ""),
+            ("_os.getcwd", ""), ("y", ""),
+            # With the imports the template needs: added once, or refused where the module
+            # binds the name to something else.
+            ("math.prod", "import math"), ("prod", "from math import prod"),
+            ("helper", "from math import prod as helper"), ("_os.fspath", "import os as _os"),
+            ("G", "from math import prod as G"), ("fsum", "from math import fsum")])
+        imports_line = f"imports: ['{imports}']\n" if imports else ""
+        rule = (f"id: names-oracle\nmatch: 'z = (lambda q: q + x)(1)'\n{imports_line}"
+                f"action: {{replace: 'z = {called}([x]) if {called} else 0'}}\n")
         old, new = "", called
     source = PRELUDE + "\n".join(lines) + "\n"
     args = choose.pick([(1,), (2, 5), (0, 1, 7)])

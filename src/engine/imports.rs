@@ -1,0 +1,104 @@
+//! The imports and provided names of the rules that edit a file in a step: the imports
+//! planned as one more edit of the step (each added once), the provided names handed to the
+//! name check.
+
+use super::step::StepInput;
+use super::{Engine, PatchError};
+use crate::compile::RuleId;
+use crate::edit::PlannedEdit;
+use crate::python::imports::{self, ImportSpec};
+use crate::source::{SourceFile, span};
+
+impl Engine<'_> {
+    /// Adds to `planned` the edit bringing in what the editing rules' `imports` need. A rule
+    /// whose import would rebind a name the module binds to something else fails (its edits
+    /// dropped, the error recorded). Whether an edit was added.
+    pub(super) fn plan_imports(
+        &self,
+        input: &StepInput<'_>,
+        planned: &mut Vec<PlannedEdit>,
+        failed: &mut Vec<RuleId>,
+        errors: &mut Vec<(Vec<RuleId>, PatchError)>,
+    ) -> bool {
+        let mut editing: Vec<usize> = planned.iter().map(|p| p.rule).collect();
+        editing.sort_unstable();
+        editing.dedup();
+        let specs: Vec<(usize, &ImportSpec)> = editing
+            .iter()
+            .flat_map(|&r| {
+                self.rules
+                    .rule(RuleId(r))
+                    .imports
+                    .iter()
+                    .map(move |s| (r, s))
+            })
+            .collect();
+        if specs.is_empty() {
+            return false;
+        }
+        let wanted: Vec<&ImportSpec> = specs.iter().map(|(_, s)| *s).collect();
+        let clash = match imports::plan(input.text, &wanted) {
+            Ok(None) => return false,
+            Ok(Some(edit)) => {
+                // Another edit where the imports go (a rule rewriting the import block): the
+                // two cannot both be made.
+                let at = edit.range.clone();
+                let busy = planned
+                    .iter()
+                    .find(|p| p.edit.range.start <= at.end && at.start <= p.edit.range.end);
+                match busy {
+                    None => {
+                        planned.push(PlannedEdit {
+                            rule: specs[0].0,
+                            edit,
+                        });
+                        // Applied in order of position; nothing overlaps it (checked above).
+                        planned.sort_by_key(|p| p.edit.range.start);
+                        return true;
+                    }
+                    Some(p) => imports::Clash {
+                        import: specs[0].1.text.clone(),
+                        name: format!(
+                            "(an edit of rule `{}`)",
+                            self.rules.rule(RuleId(p.rule)).id()
+                        ),
+                        at: p.edit.range.clone(),
+                    },
+                }
+            }
+            Err(clash) => clash,
+        };
+        let needing: Vec<RuleId> = specs
+            .iter()
+            .filter(|(_, s)| s.text == clash.import)
+            .map(|(r, _)| RuleId(*r))
+            .collect();
+        planned.retain(|p| !needing.contains(&RuleId(p.rule)));
+        failed.extend(needing.iter().copied());
+        let rule = self.rules.rule(needing[0]).id().to_string();
+        errors.push((
+            needing,
+            PatchError::ImportClash {
+                rule,
+                import: clash.import,
+                name: clash.name,
+                path: input.path.to_string(),
+                src: SourceFile::new(input.path, input.text).named_source(),
+                at: span(clash.at),
+            },
+        ));
+        false
+    }
+
+    /// The names the rules editing in `planned` declare the runtime provides.
+    pub(super) fn provided(&self, planned: &[PlannedEdit]) -> Vec<&str> {
+        let mut names: Vec<&str> = planned
+            .iter()
+            .flat_map(|p| self.rules.rule(RuleId(p.rule)).rule.provides.iter())
+            .map(|n| n.value.as_str())
+            .collect();
+        names.sort_unstable();
+        names.dedup();
+        names
+    }
+}
