@@ -314,6 +314,49 @@ impl NativeRules {
             .map_err(|e| to_py_err(py, &Error::from(e)))
     }
 
+    /// These rules without those `names` turns off (`REGRAFT_DISABLE`): a rule is off where
+    /// its id, its `group`, its `family` or its file's name without extension (the pack) is
+    /// listed, or `*` is; `after:` references to rules turned off are dropped. `None` where no
+    /// rule is left.
+    fn without(&self, py: Python<'_>, names: Vec<String>) -> PyResult<Option<Self>> {
+        let off = |r: &crate::compile::CompiledRule| {
+            let pack = std::path::Path::new(r.rule.origin.file.name())
+                .file_stem()
+                .map(|s| s.to_string_lossy().to_string());
+            names.iter().any(|n| {
+                n == "*"
+                    || n == r.id()
+                    || r.rule.group.as_ref().is_some_and(|g| &g.value == n)
+                    || r.rule.family.as_ref().is_some_and(|f| &f.value == n)
+                    || pack.as_deref() == Some(n.as_str())
+            })
+        };
+        let dropped: Vec<String> = self
+            .set
+            .rules
+            .iter()
+            .filter(|r| off(r))
+            .map(|r| r.id().to_string())
+            .collect();
+        let kept: Vec<crate::rules::model::Rule> = self
+            .set
+            .rules
+            .iter()
+            .filter(|r| !off(r))
+            .map(|r| {
+                let mut rule = r.rule.clone();
+                rule.after.retain(|a| !dropped.contains(&a.value));
+                rule
+            })
+            .collect();
+        if kept.is_empty() {
+            return Ok(None);
+        }
+        RuleSet::compile(kept)
+            .map(|set| Some(Self { set }))
+            .map_err(|e| to_py_err(py, &Error::from(e)))
+    }
+
     /// The rule ids, in load order.
     fn ids(&self) -> Vec<String> {
         self.set.rules.iter().map(|r| r.id().to_string()).collect()

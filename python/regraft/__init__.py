@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import sys
 import warnings
 from dataclasses import dataclass, field
 from importlib import metadata
@@ -177,6 +178,8 @@ class Rules:
         """sha256 of the rule texts: what the import hook's cache keys patched sources by."""
         self._origin: Optional[Dict[str, str]] = None
         """How to read these rules again in another interpreter (``install(children=True)``)."""
+        self._disabled: Dict[str, Optional["Rules"]] = {}
+        """These rules less what ``REGRAFT_DISABLE`` turns off, by its value."""
 
     @classmethod
     def load(cls, path: PathLike) -> "Rules":
@@ -196,6 +199,28 @@ class Rules:
         native = NativeRules.parse(text, format, name)
         rules = cls(native, hashlib.sha256(text.encode()).hexdigest())
         rules._origin = {"text": text, "format": format, "name": name}
+        return rules
+
+    def _enabled(self) -> Optional["Rules"]:
+        """These rules less those ``REGRAFT_DISABLE`` turns off (rule ids, packs — a rule file's
+        name without extension —, groups, families, or ``*``, comma-separated), as the runtime
+        applies them; ``None`` where none is left. Python's ``-E``/``-I`` ignore the variable,
+        as they do Python's own."""
+        raw = "" if sys.flags.ignore_environment else os.environ.get("REGRAFT_DISABLE", "")
+        names = sorted({n.strip() for n in raw.split(",") if n.strip()})
+        if not names:
+            return self
+        key = ",".join(names)
+        cached = self._disabled.get(key, False)
+        if cached is not False:
+            return cached
+        native = self._native.without(names)
+        rules = None
+        if native is not None:
+            digest = hashlib.sha256(f"{self.fingerprint}|off:{key}".encode()).hexdigest()
+            rules = Rules(native, digest)
+            rules._origin = self._origin
+        self._disabled[key] = rules
         return rules
 
     @property

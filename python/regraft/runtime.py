@@ -264,6 +264,9 @@ def _refuse_unpatchable(obj: Any, unit_obj: Any) -> None:
 
 
 def _patch(obj: Any, rules: Any, phase: Optional[str], versions: Optional[Mapping[str, str]]) -> Patch:
+    rules = rules._enabled()
+    if rules is None:  # REGRAFT_DISABLE turns every rule off
+        return Patch(obj, False, [], [])
     unit_obj, module, path = _locate(obj)
     _refuse_unpatchable(obj, unit_obj)
     filename = _module_file(module)
@@ -780,7 +783,12 @@ def install(rules: Any, packages: Sequence[str] = ("transformers",), *, phase: O
     ``RegraftError``)."""
     if outside_support not in ("warn", "skip", "error"):
         raise ValueError(f"outside_support must be 'warn', 'skip' or 'error', not {outside_support!r}")
-    hook = Hook(rules, packages, phase, versions, cache, on_error)
+    enabled = rules._enabled()
+    if enabled is None:
+        warnings.warn("regraft: REGRAFT_DISABLE turns every rule off: the import hook is not "
+                      "installed", RuntimeWarning, stacklevel=2)
+        return Hook(rules, packages, phase, versions, cache, on_error)
+    hook = Hook(enabled, packages, phase, versions, cache, on_error)
     outside = _outside_support(supports or {}, hook._versions())
     if outside:
         message = (f"regraft: {outside} is outside the versions these rules support "

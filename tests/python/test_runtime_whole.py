@@ -311,3 +311,28 @@ def test_patch_brings_in_the_imports_a_rule_needs_and_revert_takes_them_out(tmp_
     with pytest.raises(regraft.RegraftError, match="binds `math` to something else"):
         regraft.patch(m.M, rule)
     assert m.M().a(3) == 6 and m.math == "not the math module"
+
+
+def test_regraft_disable_turns_rules_off_without_a_code_change(tmp_path, monkeypatch):
+    (tmp_path / "kill_mod.py").write_text(
+        "class M:\n    def a(self, x):\n        return f(x)\n\n    def b(self, x):\n        return h(x)\n\n\n"
+        "def f(x):\n    return 'f'\n\n\ndef g(x):\n    return 'g'\n\n\ndef h(x):\n    return 'h'\n\n\n"
+        "def k(x):\n    return 'k'\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import kill_mod as m
+
+    pack = tmp_path / "mypack.yaml"
+    pack.write_text(
+        "id: to-g\ngroup: casts\nmatch: 'return f($X)'\naction: {replace: 'return g($X)'}\n---\n"
+        "id: to-k\nafter: [to-g]\nmatch: 'return h($X)'\naction: {replace: 'return k($X)'}\n")
+    rules = regraft.Rules.load(pack)
+    for off, a, b in [("to-g", "f", "k"), ("casts", "f", "k"), ("to-k", "g", "h"),
+                      ("mypack", "f", "h"), ("*", "f", "h"), ("nothing-named-so", "g", "k")]:
+        monkeypatch.setenv("REGRAFT_DISABLE", f" {off} ,")
+        handle = regraft.patch(m.M, rules)
+        assert (m.M().a(1), m.M().b(1)) == (a, b), off
+        handle.revert()
+    monkeypatch.setenv("REGRAFT_DISABLE", "*")
+    with pytest.warns(RuntimeWarning, match="REGRAFT_DISABLE turns every rule off"):
+        hook = regraft.install(rules, packages=["kill_mod"], versions={})
+    assert hook not in sys.meta_path
