@@ -133,7 +133,8 @@ fn write_goes_through_symlinks_and_keeps_them() {
     assert!(
         std::fs::read_to_string(dir.path().join("rules.yaml"))
             .unwrap()
-            .contains("phase: pre_compile")
+            .contains("action:\n  remove_kwargs:"),
+        "fmt rewrote the file behind the link in its canonical layout"
     );
 }
 

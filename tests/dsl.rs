@@ -263,7 +263,7 @@ fn fmt_checks_rewrites_and_keeps_leading_comments() {
     );
     assert_eq!(
         fs::read_to_string(dir.path().join("a.graft")).unwrap(),
-        "# keep me\nrule a\n  phase pre_compile\n  match `f($X)`\n  replace `g($X)`\n"
+        "# keep me\nrule a\n  match `f($X)`\n  replace `g($X)`\n"
     );
     assert_eq!(
         regraft(&["fmt", "--check", "a.graft"], dir.path())
@@ -274,7 +274,7 @@ fn fmt_checks_rewrites_and_keeps_leading_comments() {
     let to_yaml = regraft(&["fmt", "--to", "yaml", "a.graft"], dir.path());
     assert_eq!(
         String::from_utf8_lossy(&to_yaml.stdout),
-        "# keep me\nid: a\nphase: pre_compile\nmatch: f($X)\naction:\n  replace: g($X)\n"
+        "# keep me\nid: a\nmatch: f($X)\naction:\n  replace: g($X)\n"
     );
 }
 
@@ -306,12 +306,12 @@ fn fmt_keeps_comments_above_a_rules_keys_in_both_syntaxes() {
     );
     assert_eq!(
         fs::read_to_string(dir.path().join("a.yaml")).unwrap(),
-        "id: a\nphase: pre_compile\n# why this shape\nmatch: f($X)\n# the fix\naction:\n  replace: g($X)\n"
+        "id: a\n# why this shape\nmatch: f($X)\n# the fix\naction:\n  replace: g($X)\n"
     );
     let to_dsl = regraft(&["fmt", "--to", "dsl", "a.yaml"], dir.path());
     assert_eq!(
         String::from_utf8_lossy(&to_dsl.stdout),
-        "rule a\n  phase pre_compile\n  # why this shape\n  match `f($X)`\n  # the fix\n  replace `g($X)`\n"
+        "rule a\n  # why this shape\n  match `f($X)`\n  # the fix\n  replace `g($X)`\n"
     );
     // A DSL file's comment above a bare action stays above it.
     fs::write(

@@ -53,7 +53,10 @@ pub fn to_value(rule: &Rule) -> Value {
             put(key, name.value.clone().into());
         }
     }
-    put("phase", rule.phase.name().into());
+    // The canonical form leaves defaults out: a rule written without `phase` stays so.
+    if rule.phase != super::model::Phase::default() {
+        put("phase", rule.phase.name().into());
+    }
     if !rule.files.is_empty() {
         put("files", names(&rule.files));
     }

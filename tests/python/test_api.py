@@ -395,3 +395,13 @@ def test_a_malformed_version_is_a_rule_error():
     rules = regraft.Rules.parse('id: r\nrequires: {transformers: ">=4"}\nmatch: "f($X)"\naction: {replace: "g($X)"}\n')
     with pytest.raises(regraft.RuleError, match="not a PEP 440 version"):
         rules.apply("f(1)\n", versions={"transformers": "banana"})
+
+
+def test_python_minus_m_regraft_names_the_program_regraft():
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-m", "regraft", "--help"], capture_output=True,
+                         text=True, check=True)
+    assert "Usage: regraft " in out.stdout, out.stdout
+    assert "__main__" not in out.stdout
