@@ -91,7 +91,8 @@ fn to_py_err(py: Python<'_>, error: &Error) -> PyErr {
             PatchError::Action { .. }
             | PatchError::NotIdempotent { .. }
             | PatchError::NotAFixedPoint { .. }
-            | PatchError::ImportClash { .. } => ActionError::new_err(message),
+            | PatchError::ImportClash { .. }
+            | PatchError::ImportPlace { .. } => ActionError::new_err(message),
         },
         Error::Target(_)
         | Error::TestDirective { .. }

@@ -98,3 +98,69 @@ fn a_bad_import_is_a_rule_error_at_its_place_and_fmt_keeps_both_keys() {
     );
     assert!(dsl.contains("provides") && dsl.contains("helper"), "{dsl}");
 }
+
+/// The shapes a hostile reading found: a docstring after an opening comment, concatenated or
+/// in parentheses stays first; an import that may not run first (under `if`, after the edit,
+/// deleted) does not count; module-level bindings of every form and nearer bindings where the
+/// edit reads the name are refused; an edit in the header is refused.
+#[test]
+fn imports_hold_against_every_shape_of_module() {
+    let kept = [
+        (
+            "# -*- coding: utf-8 -*-\n\"\"\"doc\"\"\"\nz = y.float()\n",
+            "\"\"\"doc\"\"\"\nimport torch\n",
+        ),
+        (
+            "\"doc\" \"more\"\nz = y.float()\n",
+            "\"doc\" \"more\"\nimport torch\n",
+        ),
+        (
+            "(\n\"\"\"doc\"\"\"\n)\nz = y.float()\n",
+            ")\nimport torch\n",
+        ),
+        (
+            "import typing\nif typing.TYPE_CHECKING:\n    import torch\nz = y.float()\n",
+            "import typing\nimport torch\n",
+        ),
+        ("z = y.float()\nimport torch\n", "import torch\nz = y.to("),
+    ];
+    let rule = "id: r\nimports: [\"import torch\"]\nmatch: $X.float()\naction: {replace: \"$X.to(torch.float32)\"}\n";
+    for (source, holds) in kept {
+        let (code, written, stderr) = run(rule, source, &["--write"]);
+        assert_eq!(code, Some(0), "{source}: {stderr}");
+        assert!(written.contains(holds), "{source} gave:\n{written}");
+    }
+    for source in [
+        "for torch in []:\n    pass\nz = y.float()\n",
+        "with open('x') as torch:\n    pass\nz = y.float()\n",
+        "(torch := 3)\nz = y.float()\n",
+        "def f():\n    global torch\n    torch = 3\nz = y.float()\n",
+        "import torch\ndel torch\nz = y.float()\n",
+        "class C:\n    torch = 1\n    z = y.float()\n",
+        "def f(torch):\n    return y.float()\n",
+        "def f(ys):\n    return [torch.float() for torch in ys]\n",
+    ] {
+        let (code, written, stderr) = run(rule, source, &["--write"]);
+        assert_eq!(code, Some(3), "{source}:\n{written}\n{stderr}");
+        assert_eq!(written, source);
+    }
+    let header = "id: r\nimports: [\"import torch\"]\nmatch: import numpy\naction: {replace: \"import numpy as np; torch.x\"}\n";
+    let (code, _, stderr) = run(header, "import numpy\na = 1\n", &["--write"]);
+    assert_eq!(code, Some(3), "{stderr}");
+    assert!(
+        stderr.contains("an edit stands in m.py's header"),
+        "{stderr}"
+    );
+}
+
+/// A rename whose comprehension binds the new name, beside a read of the module's old name:
+/// the name check judges each read in its own scope (it judged one read per name).
+#[test]
+fn a_read_outside_the_comprehension_that_binds_the_new_name_is_refused() {
+    let rule = "id: r\nmatch: \"def f($$$P): $$$B\"\naction: {rename: {from: x, to: y}}\n";
+    let source = "x = 5\ndef f():\n    return [x for x in range(3)] + [x]\n";
+    let (code, written, stderr) = run(rule, source, &["--write"]);
+    assert_eq!(code, Some(3), "{stderr}");
+    assert_eq!(written, source);
+    assert!(stderr.contains("the edit reads `y`"), "{stderr}");
+}

@@ -158,3 +158,30 @@ fn after_places_the_outline_below_a_named_definition() {
         "{out}"
     );
 }
+
+/// `after:` past code that runs at import — a default or an annotation that calls, or the
+/// class statement itself — is refused: the outline would not exist yet when it runs.
+#[test]
+fn after_past_code_that_runs_at_import_is_refused() {
+    let cases = [
+        (
+            "class A:\n    def f(self):\n        return 1\n\n\ndef g(x=A().f()):\n    return x\n",
+            "g",
+        ),
+        (
+            "class A:\n    def f(self):\n        return 1\n\n\ndef g(x: A().f()):\n    return x\n",
+            "g",
+        ),
+        (
+            "class A:\n    def f(self):\n        return 1\n\n    x = f(None)\n",
+            "A",
+        ),
+    ];
+    for (source, after) in cases {
+        let rule = format!(
+            "id: o\nmatch: \"def f($$$P): $$$B\"\ninside: {{class: A}}\naction: {{outline: {{name: helper, after: {after}}}}}\n"
+        );
+        let out = refusal(&rule, source);
+        assert!(out.contains("runs code at import"), "{source}\n{out}");
+    }
+}

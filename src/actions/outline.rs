@@ -276,7 +276,7 @@ fn anchor<'t>(
             format!("`after: {named}` stands before the function: the outline must follow it"),
         ));
     }
-    checks::nothing_runs_between(place.top, anchor, site.source)?;
+    checks::nothing_runs_between(place.top, anchor, named)?;
     Ok(anchor)
 }
 

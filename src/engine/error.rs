@@ -246,6 +246,29 @@ pub enum PatchError {
         at: SourceSpan,
     },
 
+    /// An edit stands in the file's header, where a rule's imports would go after it.
+    #[error(
+        "rule `{rule}` needs `{import}`, but an edit stands in {path}'s header, above where imports go: code there could read the name before its import runs"
+    )]
+    #[diagnostic(
+        code(regraft::result::import),
+        help("leave the file's header alone in the rules that need imports")
+    )]
+    ImportPlace {
+        /// The rule.
+        rule: String,
+        /// The import statement.
+        import: String,
+        /// The target's path.
+        path: String,
+        /// The target's text.
+        #[source_code]
+        src: crate::source::Source,
+        /// The edit there.
+        #[label("edited here")]
+        at: SourceSpan,
+    },
+
     /// Applying the rules to their own output would change it again.
     #[error("rule `{rule}` is not idempotent: applied to its own output it edits {path} again")]
     #[diagnostic(
@@ -294,7 +317,8 @@ impl PatchError {
             | PatchError::Pin { rule, .. }
             | PatchError::NotIdempotent { rule, .. }
             | PatchError::NotAFixedPoint { rule, .. }
-            | PatchError::ImportClash { rule, .. } => Some(rule),
+            | PatchError::ImportClash { rule, .. }
+            | PatchError::ImportPlace { rule, .. } => Some(rule),
             PatchError::Conflict { first, .. } => Some(first),
         }
     }
@@ -313,7 +337,7 @@ impl PatchError {
             PatchError::NotIdempotent { .. } | PatchError::NotAFixedPoint { .. } => {
                 "not-idempotent"
             }
-            PatchError::ImportClash { .. } => "import-clash",
+            PatchError::ImportClash { .. } | PatchError::ImportPlace { .. } => "import-clash",
         }
     }
 }

@@ -37,16 +37,13 @@ impl Engine<'_> {
             return false;
         }
         let wanted: Vec<&ImportSpec> = specs.iter().map(|(_, s)| *s).collect();
-        let clash = match imports::plan(input.text, &wanted) {
+        let (import, error_at, name) = match imports::plan(input.text, &wanted) {
             Ok(None) => return false,
             Ok(Some(edit)) => {
-                // Another edit where the imports go (a rule rewriting the import block): the
-                // two cannot both be made.
+                // Another edit in the file's header, above or where the imports go (a rule
+                // rewriting the import block): code there could read a name before its import.
                 let at = edit.range.clone();
-                let busy = planned
-                    .iter()
-                    .find(|p| p.edit.range.start <= at.end && at.start <= p.edit.range.end);
-                match busy {
+                match planned.iter().find(|p| p.edit.range.start <= at.end) {
                     None => {
                         planned.push(PlannedEdit {
                             rule: specs[0].0,
@@ -56,38 +53,55 @@ impl Engine<'_> {
                         planned.sort_by_key(|p| p.edit.range.start);
                         return true;
                     }
-                    Some(p) => imports::Clash {
-                        import: specs[0].1.text.clone(),
-                        name: format!(
-                            "(an edit of rule `{}`)",
-                            self.rules.rule(RuleId(p.rule)).id()
-                        ),
-                        at: p.edit.range.clone(),
-                    },
+                    Some(p) => (specs[0].1.text.clone(), p.edit.range.clone(), None),
                 }
             }
-            Err(clash) => clash,
+            Err(clash) => (clash.import, clash.at, Some(clash.name)),
         };
         let needing: Vec<RuleId> = specs
             .iter()
-            .filter(|(_, s)| s.text == clash.import)
+            .filter(|(_, s)| s.text == import)
             .map(|(r, _)| RuleId(*r))
             .collect();
         planned.retain(|p| !needing.contains(&RuleId(p.rule)));
         failed.extend(needing.iter().copied());
         let rule = self.rules.rule(needing[0]).id().to_string();
-        errors.push((
-            needing,
-            PatchError::ImportClash {
+        let (path, src, at) = (
+            input.path.to_string(),
+            SourceFile::new(input.path, input.text).named_source(),
+            span(error_at),
+        );
+        let error = match name {
+            Some(name) => PatchError::ImportClash {
                 rule,
-                import: clash.import,
-                name: clash.name,
-                path: input.path.to_string(),
-                src: SourceFile::new(input.path, input.text).named_source(),
-                at: span(clash.at),
+                import,
+                name,
+                path,
+                src,
+                at,
             },
-        ));
+            None => PatchError::ImportPlace {
+                rule,
+                import,
+                path,
+                src,
+                at,
+            },
+        };
+        errors.push((needing, error));
         false
+    }
+
+    /// The names the imports of the rules editing in `planned` bind.
+    pub(super) fn imported(&self, planned: &[PlannedEdit]) -> Vec<&str> {
+        let mut names: Vec<&str> = planned
+            .iter()
+            .flat_map(|p| self.rules.rule(RuleId(p.rule)).imports.iter())
+            .flat_map(|spec| spec.binds.iter().map(|(name, _)| name.as_str()))
+            .collect();
+        names.sort_unstable();
+        names.dedup();
+        names
     }
 
     /// The names the rules editing in `planned` declare the runtime provides.

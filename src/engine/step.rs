@@ -120,9 +120,11 @@ impl Engine<'_> {
         }
         // Imports go in the file's header, outside the regions the step parsed.
         let regions_only = input.only_step && input.parsed.regions.is_some() && !imported;
-        let provided = self.provided(&planned);
-        match verify::apply_and_reparse(input.text, input.parsed, regions_only, &planned, &provided)
-        {
+        let names = verify::Names {
+            provided: self.provided(&planned),
+            imported: self.imported(&planned),
+        };
+        match verify::apply_and_reparse(input.text, input.parsed, regions_only, &planned, &names) {
             Ok(next) => out.next = Some(next),
             Err(rejected) => {
                 let (rules, error) = self.unparseable(input.path, &planned, rejected);

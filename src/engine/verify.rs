@@ -22,6 +22,15 @@ pub(crate) struct Rejected {
     pub unresolved_name: bool,
 }
 
+/// The names a step's rules declare: provided by the runtime, or brought in by `imports`.
+pub(crate) struct Names<'r> {
+    /// `provides`: bound in the module by whoever runs it.
+    pub provided: Vec<&'r str>,
+    /// Bound by the `imports` the step adds: a read of one the edits wrote must find the
+    /// module's binding, not a nearer one.
+    pub imported: Vec<&'r str>,
+}
+
 /// Applies ordered `planned` edits to `text` (parsed as `parsed`) and parses the result: only
 /// the edited regions where `regions_only` (nothing plans on it again), else the whole tree,
 /// incrementally. A result that tree-sitter or CPython's grammar rejects is refused.
@@ -30,7 +39,7 @@ pub(crate) fn apply_and_reparse(
     parsed: &Parsed,
     regions_only: bool,
     planned: &[PlannedEdit],
-    provided: &[&str],
+    names: &Names<'_>,
 ) -> Result<(String, Parsed), Rejected> {
     let output = edit::apply(text, planned);
     let reparsed = if regions_only {
@@ -47,7 +56,7 @@ pub(crate) fn apply_and_reparse(
         ),
         None => match cpython_error(text, planned, &output, &reparsed) {
             Some(e) => (format!("CPython rejects it: {}", e.message), e.range),
-            None => match unresolved_name(text, planned, &output, &reparsed, provided) {
+            None => match unresolved_name(text, planned, &output, &reparsed, names) {
                 None => return Ok((output, reparsed)),
                 Some((reason, at)) => {
                     return Err(Rejected {
@@ -75,7 +84,7 @@ fn unresolved_name(
     planned: &[PlannedEdit],
     output: &str,
     reparsed: &Parsed,
-    provided: &[&str],
+    declared: &Names<'_>,
 ) -> Option<(String, Range<usize>)> {
     let shifts = edit::Shifts::new(planned);
     let edits: Vec<(Range<usize>, &str)> = planned
@@ -88,7 +97,27 @@ fn unresolved_name(
             )
         })
         .collect();
-    let found = names::first_unresolved(text, output, reparsed.tree.root_node(), &edits, provided)?;
+    if !declared.imported.is_empty() {
+        let ranges: Vec<Range<usize>> = edits.iter().map(|(r, _)| r.clone()).collect();
+        let tree = crate::python::parse(output);
+        if let Some((name, at, scope)) =
+            names::first_shadowed(output, tree.root_node(), &ranges, &declared.imported)
+        {
+            return Some((
+                format!(
+                    "the edit reads `{name}`, which the rule imports, but {scope} binds `{name}` nearer: the read would not find the import"
+                ),
+                at,
+            ));
+        }
+    }
+    let found = names::first_unresolved(
+        text,
+        output,
+        reparsed.tree.root_node(),
+        &edits,
+        &declared.provided,
+    )?;
     let elsewhere = if found.bound_in.is_empty() {
         String::new()
     } else {

@@ -5,7 +5,6 @@
 //! to the same thing. A name the module binds to something else is never shadowed: that is a
 //! clash naming both bindings.
 
-use std::collections::HashMap;
 use std::ops::Range;
 
 use tree_sitter::Node;
@@ -107,27 +106,30 @@ pub struct Clash {
 }
 
 /// The edit that adds what `imports` need and `text` lacks (`None`: nothing to add), or the
-/// first clash with a module-level binding of another thing.
+/// first clash with a module-level binding of another thing. Only an unconditional import in
+/// the file's header (above where imports are added) counts as already there: one under `if`,
+/// `try`, after the edit or later deleted may not run before the edited code does.
 pub fn plan(text: &str, imports: &[&ImportSpec]) -> Result<Option<Edit>, Clash> {
     let tree = super::parse(text);
     let root = tree.root_node();
-    let bound = module_bindings(root, text);
+    let (at, header) = header(root, text);
+    let imported = module_imports(root, text);
     let mut wanted: Vec<&str> = Vec::new();
     for spec in imports {
         let mut missing = false;
         for (name, what) in &spec.binds {
-            match bound.get(name.as_str()) {
-                None => missing = true,
-                Some(list) => {
-                    if let Some((_, at)) = list.iter().find(|(w, _)| w.as_deref() != Some(what)) {
-                        return Err(Clash {
-                            import: spec.text.clone(),
-                            name: name.clone(),
-                            at: at.clone(),
-                        });
-                    }
-                }
+            let clash = |at: Range<usize>| Clash {
+                import: spec.text.clone(),
+                name: name.clone(),
+                at,
+            };
+            if let Some(site) = super::names::module_binding_sites(root, text, name).first() {
+                return Err(clash(site.byte_range()));
             }
+            if let Some((_, _, at)) = imported.iter().find(|(n, w, _)| n == name && w != what) {
+                return Err(clash(at.clone()));
+            }
+            missing |= !header.iter().any(|(n, w)| n == name && w == what);
         }
         if missing && !wanted.contains(&spec.text.as_str()) {
             wanted.push(&spec.text);
@@ -138,7 +140,6 @@ pub fn plan(text: &str, imports: &[&ImportSpec]) -> Result<Option<Edit>, Clash> 
     }
     let newline = if text.contains("\r\n") { "\r\n" } else { "\n" };
     let lines: String = wanted.iter().map(|w| format!("{w}{newline}")).collect();
-    let at = insertion_point(root, text);
     // A text padded with blank lines (one class patched at run time, at its real line
     // numbers) takes the imports in place of blank lines: every line below keeps its number.
     let blank = text[at..].bytes().take_while(|&b| b == b'\n').count();
@@ -154,109 +155,80 @@ pub fn plan(text: &str, imports: &[&ImportSpec]) -> Result<Option<Edit>, Clash> 
     }))
 }
 
-/// Where added imports go: after the module's opening comments, docstring, `__future__`
-/// imports and the imports right after them — the start of the line after the last of those.
-fn insertion_point(root: Node<'_>, text: &str) -> usize {
+/// Where added imports go — the start of the line after the module's opening comments,
+/// docstring, `__future__` imports and the imports right after them (a logical line: one
+/// continued by `\` ends where its continuation does) — and the names those header imports
+/// bind.
+fn header(root: Node<'_>, text: &str) -> (usize, Vec<(String, String)>) {
     let mut at = 0;
+    let mut bound = Vec::new();
+    let mut seen_statement = false;
     let mut cursor = root.walk();
     let children: Vec<Node<'_>> = root.named_children(&mut cursor).collect();
-    for (i, &statement) in children.iter().enumerate() {
-        let header = match statement.kind() {
-            "comment"
-            | "future_import_statement"
-            | "import_statement"
-            | "import_from_statement" => true,
-            "expression_statement" => {
-                i == 0
-                    && statement
-                        .named_child(0)
-                        .is_some_and(|c| c.kind() == "string")
+    for statement in children {
+        let is_header = match statement.kind() {
+            "comment" => true,
+            "future_import_statement" => true,
+            "import_statement" | "import_from_statement" => {
+                bound.extend(binds_of(statement, text).unwrap_or_default());
+                true
             }
+            "expression_statement" => !seen_statement && is_docstring(statement),
             _ => false,
         };
-        if !header {
+        if !is_header {
             break;
         }
-        let end = statement.end_byte();
-        at = text[end..].find('\n').map_or(text.len(), |n| end + n + 1);
+        seen_statement |= statement.kind() != "comment";
+        at = logical_line_end(text, statement.end_byte());
     }
-    at
+    (at, bound)
 }
 
-/// What an import binds a name to (`None`: not an import), and the statement.
-type Binding = (Option<String>, Range<usize>);
+/// Whether an expression statement is a docstring's: a string, strings concatenated, or one in
+/// parentheses.
+fn is_docstring(statement: Node<'_>) -> bool {
+    let mut node = statement.named_child(0);
+    while let Some(n) = node.filter(|n| n.kind() == "parenthesized_expression") {
+        node = n.named_child(0);
+    }
+    node.is_some_and(|n| matches!(n.kind(), "string" | "concatenated_string"))
+}
 
-/// Each name the module binds at its top level: what an import binds it to (`Some`), or
-/// `None` for a definition, an assignment or any other binding; with the statement.
-fn module_bindings(root: Node<'_>, text: &str) -> HashMap<String, Vec<Binding>> {
-    let mut out: HashMap<String, Vec<Binding>> = HashMap::new();
+/// The start of the line after the logical line holding `end`.
+fn logical_line_end(text: &str, end: usize) -> usize {
+    let mut at = end;
+    loop {
+        let Some(n) = text[at..].find('\n') else {
+            return text.len();
+        };
+        let line_end = at + n;
+        let before = text[..line_end].trim_end_matches('\r');
+        if !before.ends_with('\\') {
+            return line_end + 1;
+        }
+        at = line_end + 1;
+    }
+}
+
+/// Every import at module level (also under `if`/`try`/`with`): `(name, what, statement)`.
+fn module_imports(root: Node<'_>, text: &str) -> Vec<(String, String, Range<usize>)> {
+    let mut out = Vec::new();
     let mut stack: Vec<Node<'_>> = super::significant_children(root);
     while let Some(statement) = stack.pop() {
         match statement.kind() {
             "import_statement" | "import_from_statement" => {
                 for (name, what) in binds_of(statement, text).unwrap_or_default() {
-                    out.entry(name)
-                        .or_default()
-                        .push((Some(what), statement.byte_range()));
+                    out.push((name, what, statement.byte_range()));
                 }
             }
-            // Module-level code under `if`/`try`/`with` binds module names too.
             "if_statement" | "try_statement" | "with_statement" | "else_clause" | "elif_clause"
             | "except_clause" | "finally_clause" | "block" => {
                 let mut cursor = statement.walk();
                 stack.extend(statement.named_children(&mut cursor));
             }
-            _ => {
-                for name in statement_binds(statement, text) {
-                    out.entry(name)
-                        .or_default()
-                        .push((None, statement.byte_range()));
-                }
-            }
+            _ => {}
         }
-    }
-    out
-}
-
-/// The module names a non-import statement binds: a definition's name, assignment targets.
-fn statement_binds(statement: Node<'_>, text: &str) -> Vec<String> {
-    let definition = match statement.kind() {
-        "decorated_definition" => statement.child_by_field_name("definition"),
-        "function_definition" | "class_definition" => Some(statement),
-        _ => None,
-    };
-    if let Some(def) = definition {
-        return def
-            .child_by_field_name("name")
-            .map(|n| vec![text[n.byte_range()].to_string()])
-            .unwrap_or_default();
-    }
-    let mut out = Vec::new();
-    let Some(expression) = statement
-        .named_child(0)
-        .filter(|_| statement.kind() == "expression_statement")
-    else {
-        return out;
-    };
-    // `a = b = 1`: each assignment in the chain binds its left side.
-    let mut assignment =
-        Some(expression).filter(|e| matches!(e.kind(), "assignment" | "augmented_assignment"));
-    while let Some(a) = assignment {
-        let mut stack: Vec<Node<'_>> = a.child_by_field_name("left").into_iter().collect();
-        while let Some(n) = stack.pop() {
-            if n.kind() == "identifier" {
-                out.push(text[n.byte_range()].to_string());
-            } else if matches!(
-                n.kind(),
-                "pattern_list" | "tuple_pattern" | "list_pattern" | "list_splat_pattern"
-            ) {
-                let mut cursor = n.walk();
-                stack.extend(n.named_children(&mut cursor));
-            }
-        }
-        assignment = a
-            .child_by_field_name("right")
-            .filter(|r| r.kind() == "assignment");
     }
     out
 }

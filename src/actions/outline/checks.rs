@@ -97,16 +97,27 @@ pub(super) fn signature_can_move(def: Node<'_>, source: &str) -> Result<(), Acti
 pub(super) fn nothing_runs_between(
     top: Node<'_>,
     anchor: Node<'_>,
-    source: &str,
+    named: &str,
 ) -> Result<(), ActionFailure> {
-    let mut next = top.next_named_sibling();
+    // `after:` naming the statement holding the function itself: what runs while it runs (a
+    // class body, its decorators) comes before the outline too.
+    let mut next = if anchor.id() == top.id() {
+        Some(top)
+    } else {
+        top.next_named_sibling()
+    };
     while let Some(statement) = next {
         if statement.start_byte() > anchor.start_byte() {
             break;
         }
         let quiet = match statement.kind() {
-            "function_definition"
-            | "import_statement"
+            // A `def` runs its defaults and annotations when it runs.
+            "function_definition" => !["parameters", "return_type"].iter().any(|f| {
+                statement
+                    .child_by_field_name(f)
+                    .is_some_and(|n| holds_call(n))
+            }),
+            "import_statement"
             | "import_from_statement"
             | "future_import_statement"
             | "pass_statement"
@@ -121,10 +132,7 @@ pub(super) fn nothing_runs_between(
                 statement.byte_range(),
                 "runs at import",
                 format!(
-                    "this statement runs code at import between the function and `after:` `{}`: it may call the function before its outline exists",
-                    anchor
-                        .child_by_field_name("name")
-                        .map_or("", |n| &source[n.byte_range()])
+                    "this statement runs code at import between the function and `after: {named}`: it may call the function before its outline exists"
                 ),
             )
             .help("drop `after` (the outline then stands before the function's statement)"));
@@ -315,6 +323,20 @@ fn is_super_with_arguments(identifier: Node<'_>, source: &str) -> bool {
         .filter(|c| c.kind() == "call")
         .filter(|c| c.child_by_field_name("function") == Some(identifier))
         .is_some_and(|c| is_bare_super(c, source) || c.child_by_field_name("arguments").is_some())
+}
+
+/// Whether `node` holds a call (outside a lambda's body, which runs later).
+fn holds_call(node: Node<'_>) -> bool {
+    let mut stack = vec![node];
+    let mut cursor = node.walk();
+    while let Some(n) = stack.pop() {
+        match n.kind() {
+            "call" => return true,
+            "lambda" => {}
+            _ => stack.extend(n.children(&mut cursor)),
+        }
+    }
+    false
 }
 
 /// Whether `identifier` is the attribute of an `obj.name` (not a name Python looks up).

@@ -31,49 +31,123 @@ pub fn rename_capture(
 ) -> Option<Capture> {
     let from_binders = binders(root, text, from);
     let to_binders = binders(root, text, to);
-    let nearest = |chain: &[Node<'_>], binders: &[Node<'_>]| {
-        chain
-            .iter()
-            .position(|c| binders.iter().any(|b| b.id() == c.id()))
-    };
-    let is_module = |n: Node<'_>| n.parent().is_none();
     let nodes: Vec<Node<'_>> = renamed
         .iter()
         .filter_map(|r| root.descendant_for_byte_range(r.start, r.end))
         .filter(|n| n.kind() == "identifier")
         .collect();
-    for node in &nodes {
+    // The renamed bindings count too: one spelt otherwise (`ﬁle` is `file` to Python) is not
+    // found by its text.
+    let mut from_binders = from_binders;
+    for n in nodes.iter().filter(|n| is_binding(**n)) {
+        let scope = scopes::scope_of(*n);
+        let elsewhere =
+            scope.kind() == "function_definition" && scopes::declares_elsewhere(scope, from, text);
+        if !elsewhere && !from_binders.iter().any(|b| b.id() == scope.id()) {
+            from_binders.push(scope);
+        }
+    }
+    let context = Context {
+        text,
+        from,
+        to,
+        from_binders: &from_binders,
+        to_binders: &to_binders,
+    };
+    if let Some(capture) = nodes.iter().find_map(|n| context.keeps_binding(*n)) {
+        return Some(capture);
+    }
+    captured_read(root, text, renamed, &nodes, &to_binders, from, to)
+}
+
+/// What every renamed occurrence is checked against.
+struct Context<'a, 't> {
+    text: &'a str,
+    from: &'a str,
+    to: &'a str,
+    from_binders: &'a [Node<'t>],
+    to_binders: &'a [Node<'t>],
+}
+
+impl Context<'_, '_> {
+    /// Why renaming `node` would make it name another binding than before, if it would.
+    fn keeps_binding(&self, node: Node<'_>) -> Option<Capture> {
+        let (text, from, to) = (self.text, self.from, self.to);
+        let is_module = |n: Node<'_>| n.parent().is_none();
+        // `obj.from` (renamed with `attributes: true`) names no variable.
+        if node.parent().is_some_and(|p| {
+            p.kind() == "attribute" && p.child_by_field_name("attribute") == Some(node)
+        }) {
+            return None;
+        }
+        let fail = |why: String| {
+            Some(Capture {
+                at: node.byte_range(),
+                why,
+            })
+        };
         // `global from` renamed declares `to` global: a module that does not bind `to` leaves
         // every read of it before the function's own assignment a NameError.
         let declared = node
             .parent()
             .is_some_and(|p| matches!(p.kind(), "global_statement" | "nonlocal_statement"));
-        if declared && !to_binders.iter().any(|b| is_module(*b)) {
-            return Some(Capture {
-                at: node.byte_range(),
-                why: format!(
-                    "the renamed declaration would make `{to}` global, which the module does not bind: reads of it before this function assigns it raise NameError"
-                ),
-            });
+        let global = node
+            .parent()
+            .is_some_and(|p| p.kind() == "global_statement");
+        if global && !self.to_binders.iter().any(|b| is_module(*b)) {
+            return fail(format!(
+                "the renamed declaration would make `{to}` global, which the module does not bind: reads of it before this function assigns it raise NameError"
+            ));
         }
-        let chain = scopes::visible_from(*node);
-        let (old, new) = (nearest(&chain, &from_binders), nearest(&chain, &to_binders));
-        let Some(j) = new else { continue };
+        let binds = declared || is_binding(node);
+        if binds && scopes::scope_of(node).kind() == "class_definition" {
+            return fail(format!(
+                "`{from}` is bound in a class body, so it is an attribute: renamed, `obj.{from}` elsewhere would no longer find it"
+            ));
+        }
+        if in_self_documenting_fstring(node) {
+            return fail(format!(
+                "`{from}` stands in an f-string's `{{{from}=}}`, which prints the name itself: renamed, the text would change"
+            ));
+        }
+        let chain = scopes::visible_from(node);
+        let nearest = |binders: &[Node<'_>]| {
+            chain
+                .iter()
+                .position(|c| binders.iter().any(|b| b.id() == c.id()))
+        };
+        let (old, new) = (nearest(self.from_binders), nearest(self.to_binders));
+        // A read redirected to a `to` nothing binds is the name check's to find, on the output
+        // (another rule of the step may bind it).
+        let j = new?;
         let merges = match old {
             None => !is_module(chain[j]),
-            Some(i) => j <= i && !(is_module(chain[i]) && is_module(chain[j])),
+            // Two module-level names: a read is the redirect a rename is for; a binding
+            // (`global` then assignment) would write the other name.
+            Some(i) => j <= i && !(is_module(chain[i]) && is_module(chain[j]) && !binds),
         };
         if merges {
-            return Some(Capture {
-                at: node.byte_range(),
-                why: format!(
-                    "`{to}` is already bound in {}, which this `{from}` would then name: two names merged",
-                    scopes::describe(chain[j], text)
-                ),
-            });
+            return fail(format!(
+                "`{to}` is already bound in {}, which this `{from}` would then name: two names merged",
+                scopes::describe(chain[j], text)
+            ));
         }
+        None
     }
-    captured_read(root, text, renamed, &nodes, &to_binders, from, to)
+}
+
+/// Whether identifier `node` stands in a self-documenting f-string field (`f"{x=}"`), which
+/// prints its expression's text.
+fn in_self_documenting_fstring(node: Node<'_>) -> bool {
+    let mut at = node.parent();
+    while let Some(n) = at {
+        if n.kind() == "interpolation" {
+            let mut cursor = n.walk();
+            return n.children(&mut cursor).any(|c| c.kind() == "=");
+        }
+        at = n.parent();
+    }
+    false
 }
 
 /// The first read of `to` (outside `renamed`) that a binding the rename makes would capture:
@@ -192,5 +266,36 @@ mod tests {
                 .unwrap()
                 .contains("does not bind")
         );
+    }
+}
+
+#[cfg(test)]
+mod hostile {
+    use super::*;
+
+    fn why(text: &str, from: &str, to: &str) -> Option<String> {
+        let tree = crate::python::parse(text);
+        let f = text.find("def f").unwrap_or(0);
+        let is_word = |c: char| c.is_alphanumeric() || c == '_';
+        let renamed: Vec<Range<usize>> = text
+            .match_indices(from)
+            .map(|(at, _)| at..at + from.len())
+            .filter(|r| r.start >= f)
+            .filter(|r| !text[..r.start].ends_with(is_word) && !text[r.end..].starts_with(is_word))
+            .collect();
+        rename_capture(tree.root_node(), text, &renamed, from, to).map(|c| c.why)
+    }
+
+    #[test]
+    fn renames_a_hostile_reading_found_are_refused() {
+        // A `global` binding onto another module name would write that name.
+        let global = "x = 5\ndef f():\n    global x\n    x += 1\n    return x\ny = 0\n";
+        assert!(why(global, "x", "y").unwrap().contains("two names merged"));
+        // `f"{x=}"` prints the name.
+        let fstring = "def f(x):\n    return f\"{x=}\"\n";
+        assert!(why(fstring, "x", "y").unwrap().contains("prints the name"));
+        // A class-level name is an attribute.
+        let class = "class A:\n    def f(self):\n        pass\n    x = 1\n";
+        assert!(why(class, "x", "y").unwrap().contains("attribute"));
     }
 }

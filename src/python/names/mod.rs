@@ -19,9 +19,11 @@ use tree_sitter::Node;
 
 mod builtins;
 mod capture;
+mod module_level;
 mod scopes;
 
 pub use capture::{Capture, rename_capture};
+pub use module_level::{first_shadowed, module_binding_sites};
 
 use builtins::BUILTINS;
 
@@ -172,6 +174,9 @@ fn new_reads(
     edits: &[(Range<usize>, &str)],
 ) -> Vec<(String, Range<usize>)> {
     let mut candidates: Vec<(String, Range<usize>)> = Vec::new();
+    // One read per name and scope is judged: reads of one name in different scopes may find
+    // different bindings (`[y for y in r] + [y]`).
+    let mut judged: Vec<(String, usize)> = Vec::new();
     for (range, replaced) in edits {
         if range.is_empty() {
             continue;
@@ -202,11 +207,13 @@ fn new_reads(
         read.sort_by_key(|n| n.start_byte());
         for n in read {
             let name = &output[n.byte_range()];
+            let scope = scopes::scope_of(n).id();
             let known = BUILTINS.contains(&name)
                 || bound.contains(&name)
                 || word_in(replaced, name)
-                || candidates.iter().any(|(c, _)| c == name);
+                || judged.iter().any(|(c, s)| c == name && *s == scope);
             if !known {
+                judged.push((name.to_string(), scope));
                 candidates.push((name.to_string(), n.byte_range()));
             }
         }

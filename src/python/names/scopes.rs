@@ -131,10 +131,24 @@ pub(super) fn import_binds(node: Node<'_>) -> Option<bool> {
 /// Whether `function` (a function definition) declares `name` `global` or `nonlocal`: its
 /// bindings of it then belong to another scope.
 pub(super) fn declares_elsewhere(function: Node<'_>, name: &str, text: &str) -> bool {
+    declares(
+        function,
+        name,
+        text,
+        &["global_statement", "nonlocal_statement"],
+    )
+}
+
+/// Whether `function` declares `name` `global`: its bindings of it are the module's.
+pub(super) fn declares_global(function: Node<'_>, name: &str, text: &str) -> bool {
+    declares(function, name, text, &["global_statement"])
+}
+
+fn declares(function: Node<'_>, name: &str, text: &str, kinds: &[&str]) -> bool {
     let mut stack = vec![function];
     let mut cursor = function.walk();
     while let Some(n) = stack.pop() {
-        if matches!(n.kind(), "global_statement" | "nonlocal_statement") {
+        if kinds.contains(&n.kind()) {
             let mut c = n.walk();
             if n.named_children(&mut c)
                 .any(|id| &text[id.byte_range()] == name)

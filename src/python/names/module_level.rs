@@ -1,0 +1,118 @@
+//! What binds a name in the module's own namespace, and whether a read an edit wrote finds
+//! the module's binding: what an added import needs to know it neither shadows another
+//! binding nor is shadowed where the edit reads it.
+
+use std::ops::Range;
+
+use tree_sitter::Node;
+
+use super::{binders, in_import, is_binding, is_read, scopes};
+
+/// The identifiers that bind `name` in the module namespace other than through an import:
+/// assignments, `for`/`with`/walrus targets, definitions, `del`, `type X = …`, match
+/// captures at module level, and any binding in a function that declares the name `global`.
+pub fn module_binding_sites<'t>(root: Node<'t>, text: &str, name: &str) -> Vec<Node<'t>> {
+    let mut out = Vec::new();
+    let is_word = |c: char| c.is_alphanumeric() || c == '_';
+    for (at, _) in text.match_indices(name) {
+        let end = at + name.len();
+        if text[..at].chars().next_back().is_some_and(is_word)
+            || text[end..].chars().next().is_some_and(is_word)
+        {
+            continue;
+        }
+        let Some(node) = root.descendant_for_byte_range(at, end) else {
+            continue;
+        };
+        if node.kind() != "identifier" || node.byte_range() != (at..end) || in_import(node) {
+            continue;
+        }
+        let binds = is_binding(node) || is_deleted(node) || is_other_binding(node);
+        if !binds {
+            continue;
+        }
+        let scope = scopes::scope_of(node);
+        let module_level = scope.id() == root.id()
+            || (scope.kind() == "function_definition"
+                && scopes::declares_global(scope, name, text));
+        if module_level {
+            out.push(node);
+        }
+    }
+    out
+}
+
+/// `del name`.
+fn is_deleted(node: Node<'_>) -> bool {
+    node.parent().is_some_and(|p| {
+        p.kind() == "delete_statement"
+            || (p.kind() == "expression_list"
+                && p.parent().is_some_and(|g| g.kind() == "delete_statement"))
+    })
+}
+
+/// Bindings the general reader does not list: a `type` alias's name, a `with … as` target, a
+/// match capture pattern.
+fn is_other_binding(node: Node<'_>) -> bool {
+    let Some(parent) = node.parent() else {
+        return false;
+    };
+    match parent.kind() {
+        "type_alias_statement" => parent
+            .child_by_field_name("left")
+            .is_some_and(|l| l.byte_range().contains(&node.start_byte())),
+        "as_pattern_target" => true,
+        // `case torch:` — a capture: a bare name pattern (a dotted one is a value).
+        "dotted_name" => {
+            let mut cursor = parent.walk();
+            parent.named_children(&mut cursor).count() == 1
+                && parent.parent().is_some_and(|g| g.kind() == "case_pattern")
+        }
+        "case_pattern" | "keyword_pattern" | "splat_pattern" => true,
+        _ => false,
+    }
+}
+
+/// The first read of one of `names` inside an edit (`edits`: ranges in `output`) that a
+/// scope nearer than the module binds: the module's import would not reach it. `(name, where,
+/// the scope)`.
+pub fn first_shadowed(
+    output: &str,
+    root: Node<'_>,
+    edits: &[Range<usize>],
+    names: &[&str],
+) -> Option<(String, Range<usize>, String)> {
+    for name in names {
+        let binding = binders(root, output, name);
+        let is_word = |c: char| c.is_alphanumeric() || c == '_';
+        for (at, _) in output.match_indices(name) {
+            let end = at + name.len();
+            if !edits.iter().any(|e| e.start <= at && end <= e.end)
+                || output[..at].chars().next_back().is_some_and(is_word)
+                || output[end..].chars().next().is_some_and(is_word)
+            {
+                continue;
+            }
+            let Some(node) = root.descendant_for_byte_range(at, end) else {
+                continue;
+            };
+            if node.kind() != "identifier" || node.byte_range() != (at..end) || !is_read(node) {
+                continue;
+            }
+            let chain = scopes::visible_from(node);
+            let nearest = chain
+                .iter()
+                .find(|c| binding.iter().any(|b| b.id() == c.id()));
+            if let Some(scope) = nearest
+                && scope.parent().is_some()
+            {
+                return Some((
+                    name.to_string(),
+                    node.byte_range(),
+                    scopes::describe(*scope, output),
+                ));
+            }
+        }
+    }
+    None
+}
