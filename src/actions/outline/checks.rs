@@ -361,28 +361,16 @@ pub(super) fn name_is_free(
     body: Node<'_>,
     source: &str,
 ) -> Result<(), ActionFailure> {
-    let is_word = |c: char| c.is_alphanumeric() || c == '_';
-    for (at, _) in source.match_indices(name) {
-        let end = at + name.len();
-        if source[..at].chars().next_back().is_some_and(is_word)
-            || source[end..].chars().next().is_some_and(is_word)
-            || body.byte_range().contains(&at)
-        {
+    for node in crate::python::names::identifiers_named(root, source, name) {
+        if body.byte_range().contains(&node.start_byte()) {
             continue;
         }
-        let Some(node) = root.descendant_for_byte_range(at, end) else {
-            continue;
-        };
-        if node.kind() == "identifier" && node.byte_range() == (at..end) {
-            return Err(ActionFailure::at(
-                node.byte_range(),
-                "already used here",
-                format!(
-                    "`{name}` is already a name in this module: the outline would clash with it"
-                ),
-            )
-            .help("give `outline` another `name`"));
-        }
+        return Err(ActionFailure::at(
+            node.byte_range(),
+            "already used here",
+            format!("`{name}` is already a name in this module: the outline would clash with it"),
+        )
+        .help("give `outline` another `name`"));
     }
     Ok(())
 }

@@ -175,19 +175,13 @@ fn captured_read(
             binding_scopes.push(scope);
         }
     }
-    let is_word = |c: char| c.is_alphanumeric() || c == '_';
-    for (at, _) in text.match_indices(to) {
-        let end = at + to.len();
-        if text[..at].chars().next_back().is_some_and(is_word)
-            || text[end..].chars().next().is_some_and(is_word)
-            || renamed.iter().any(|r| r.start <= at && end <= r.end)
+    for read in super::identifiers_named(root, text, to) {
+        let at = read.byte_range();
+        if renamed
+            .iter()
+            .any(|r| r.start <= at.start && at.end <= r.end)
+            || !is_read(read)
         {
-            continue;
-        }
-        let Some(read) = root.descendant_for_byte_range(at, end) else {
-            continue;
-        };
-        if read.kind() != "identifier" || read.byte_range() != (at..end) || !is_read(read) {
             continue;
         }
         let chain = scopes::visible_from(read);

@@ -221,24 +221,33 @@ fn new_reads(
     candidates
 }
 
-/// The scopes that bind `name` anywhere in `text`: assignments and other targets, parameters,
-/// definitions, imports, and `global` declarations (binding it in the module).
-fn binders<'t>(root: Node<'t>, text: &str, name: &str) -> Vec<Node<'t>> {
+/// The identifier nodes of `root` (a parse of `text`) spelt `name`: each whole-word
+/// occurrence of it in the text that is an identifier (not one inside a string or comment).
+/// One search for every reader of names here, found by the text (a walk of the whole tree
+/// per name would cost far more on a large module).
+pub fn identifiers_named<'t, 's>(
+    root: Node<'t>,
+    text: &'s str,
+    name: &'s str,
+) -> impl Iterator<Item = Node<'t>> + use<'t, 's> {
     let is_word = |c: char| c.is_alphanumeric() || c == '_';
-    let mut out: Vec<Node<'t>> = Vec::new();
-    for (at, _) in text.match_indices(name) {
+    text.match_indices(name).filter_map(move |(at, _)| {
         let end = at + name.len();
         if text[..at].chars().next_back().is_some_and(is_word)
             || text[end..].chars().next().is_some_and(is_word)
         {
-            continue;
+            return None;
         }
-        let Some(node) = root.descendant_for_byte_range(at, end) else {
-            continue;
-        };
-        if node.kind() != "identifier" || node.byte_range() != (at..end) {
-            continue;
-        }
+        let node = root.descendant_for_byte_range(at, end)?;
+        (node.kind() == "identifier" && node.byte_range() == (at..end)).then_some(node)
+    })
+}
+
+/// The scopes that bind `name` anywhere in `text`: assignments and other targets, parameters,
+/// definitions, imports, and `global` declarations (binding it in the module).
+fn binders<'t>(root: Node<'t>, text: &str, name: &str) -> Vec<Node<'t>> {
+    let mut out: Vec<Node<'t>> = Vec::new();
+    for node in identifiers_named(root, text, name) {
         let scope = if node
             .parent()
             .is_some_and(|p| p.kind() == "global_statement")

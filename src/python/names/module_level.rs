@@ -6,25 +6,15 @@ use std::ops::Range;
 
 use tree_sitter::Node;
 
-use super::{binders, in_import, is_binding, is_read, scopes};
+use super::{binders, identifiers_named, in_import, is_binding, is_read, scopes};
 
 /// The identifiers that bind `name` in the module namespace other than through an import:
 /// assignments, `for`/`with`/walrus targets, definitions, `del`, `type X = …`, match
 /// captures at module level, and any binding in a function that declares the name `global`.
 pub fn module_binding_sites<'t>(root: Node<'t>, text: &str, name: &str) -> Vec<Node<'t>> {
     let mut out = Vec::new();
-    let is_word = |c: char| c.is_alphanumeric() || c == '_';
-    for (at, _) in text.match_indices(name) {
-        let end = at + name.len();
-        if text[..at].chars().next_back().is_some_and(is_word)
-            || text[end..].chars().next().is_some_and(is_word)
-        {
-            continue;
-        }
-        let Some(node) = root.descendant_for_byte_range(at, end) else {
-            continue;
-        };
-        if node.kind() != "identifier" || node.byte_range() != (at..end) || in_import(node) {
+    for node in identifiers_named(root, text, name) {
+        if in_import(node) {
             continue;
         }
         let binds = is_binding(node) || is_deleted(node) || is_other_binding(node);
@@ -84,19 +74,9 @@ pub fn first_shadowed(
 ) -> Option<(String, Range<usize>, String)> {
     for name in names {
         let binding = binders(root, output, name);
-        let is_word = |c: char| c.is_alphanumeric() || c == '_';
-        for (at, _) in output.match_indices(name) {
-            let end = at + name.len();
-            if !edits.iter().any(|e| e.start <= at && end <= e.end)
-                || output[..at].chars().next_back().is_some_and(is_word)
-                || output[end..].chars().next().is_some_and(is_word)
-            {
-                continue;
-            }
-            let Some(node) = root.descendant_for_byte_range(at, end) else {
-                continue;
-            };
-            if node.kind() != "identifier" || node.byte_range() != (at..end) || !is_read(node) {
+        for node in identifiers_named(root, output, name) {
+            let at = node.byte_range();
+            if !edits.iter().any(|e| e.start <= at.start && at.end <= e.end) || !is_read(node) {
                 continue;
             }
             let chain = scopes::visible_from(node);
