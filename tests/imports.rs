@@ -97,6 +97,12 @@ fn a_bad_import_is_a_rule_error_at_its_place_and_fmt_keeps_both_keys() {
         "{dsl}"
     );
     assert!(dsl.contains("provides") && dsl.contains("helper"), "{dsl}");
+    let explained = text(&regraft(&["explain", "r.yaml"], dir.path()).stdout);
+    assert!(
+        explained.contains("imports:     import torch"),
+        "{explained}"
+    );
+    assert!(explained.contains("provides:    helper"), "{explained}");
 }
 
 /// The shapes a hostile reading found: a docstring after an opening comment, concatenated or

@@ -28,6 +28,12 @@ pub fn explain_rule(rule: &crate::compile::CompiledRule, scope: &str) -> String 
     out.push_str(&binds(rule));
     let action = crate::actions::unit(&r.action).explain(&r.action.args);
     let _ = writeln!(out, "  action:      {action}");
+    for (key, list) in [("imports:", &r.imports), ("provides:", &r.provides)] {
+        if !list.is_empty() {
+            let items: Vec<&str> = list.iter().map(|i| i.value.as_str()).collect();
+            let _ = writeln!(out, "  {key:<12} {}", items.join("; "));
+        }
+    }
     let expect = r
         .expect
         .map_or("anything (no `expect`)".to_string(), |e| e.to_string());
