@@ -145,6 +145,9 @@ fn imports_hold_against_every_shape_of_module() {
         "class C:\n    torch = 1\n    z = y.float()\n",
         "def f(torch):\n    return y.float()\n",
         "def f(ys):\n    return [torch.float() for torch in ys]\n",
+        "match v:\n    case torch:\n        pass\nz = y.float()\n",
+        "match v:\n    case {\"k\": [torch, *_]}:\n        pass\nz = y.float()\n",
+        "type torch = int\nz = y.float()\n",
     ] {
         let (code, written, stderr) = run(rule, source, &["--write"]);
         assert_eq!(code, Some(3), "{source}:\n{written}\n{stderr}");

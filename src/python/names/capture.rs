@@ -285,6 +285,9 @@ mod hostile {
         // A `global` binding onto another module name would write that name.
         let global = "x = 5\ndef f():\n    global x\n    x += 1\n    return x\ny = 0\n";
         assert!(why(global, "x", "y").unwrap().contains("two names merged"));
+        // A match capture binds: renaming onto it merges two names.
+        let case = "def f(v, x):\n    match v:\n        case y:\n            pass\n    return x\n";
+        assert!(why(case, "x", "y").unwrap().contains("two names merged"));
         // `f"{x=}"` prints the name.
         let fstring = "def f(x):\n    return f\"{x=}\"\n";
         assert!(why(fstring, "x", "y").unwrap().contains("prints the name"));

@@ -82,6 +82,21 @@ fn is_binding(node: Node<'_>) -> bool {
             | "typed_parameter"
             | "typed_default_parameter" => return !under("value") && !under("type"),
             "import_statement" | "import_from_statement" | "aliased_import" => return true,
+            "type_alias_statement" => return under("left"),
+            // `case y:`, `case [y, *rest]`, `case {"k": y}`, `case P(x=y)`: captures. A dotted
+            // name of more than one part is a value pattern (`Color.RED`), not a capture.
+            "dotted_name" => {
+                let mut cursor = p.walk();
+                let single = p.named_children(&mut cursor).count() == 1;
+                let in_case = p.parent().is_some_and(|g| {
+                    matches!(
+                        g.kind(),
+                        "case_pattern" | "keyword_pattern" | "splat_pattern" | "dict_pattern"
+                    ) || g.kind().ends_with("_pattern")
+                });
+                return single && in_case;
+            }
+            "splat_pattern" => return true,
             "pattern_list"
             | "tuple_pattern"
             | "list_pattern"
@@ -89,7 +104,9 @@ fn is_binding(node: Node<'_>) -> bool {
             | "dictionary_splat_pattern"
             | "parenthesized_expression"
             | "tuple"
-            | "list" => {}
+            | "list"
+            // `type X = …`: the name stands in a `type` node.
+            | "type" => {}
             _ => return false,
         }
         child = p;

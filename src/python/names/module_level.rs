@@ -17,7 +17,7 @@ pub fn module_binding_sites<'t>(root: Node<'t>, text: &str, name: &str) -> Vec<N
         if in_import(node) {
             continue;
         }
-        let binds = is_binding(node) || is_deleted(node) || is_other_binding(node);
+        let binds = is_binding(node) || is_deleted(node);
         if !binds {
             continue;
         }
@@ -39,28 +39,6 @@ fn is_deleted(node: Node<'_>) -> bool {
             || (p.kind() == "expression_list"
                 && p.parent().is_some_and(|g| g.kind() == "delete_statement"))
     })
-}
-
-/// Bindings the general reader does not list: a `type` alias's name, a `with … as` target, a
-/// match capture pattern.
-fn is_other_binding(node: Node<'_>) -> bool {
-    let Some(parent) = node.parent() else {
-        return false;
-    };
-    match parent.kind() {
-        "type_alias_statement" => parent
-            .child_by_field_name("left")
-            .is_some_and(|l| l.byte_range().contains(&node.start_byte())),
-        "as_pattern_target" => true,
-        // `case torch:` — a capture: a bare name pattern (a dotted one is a value).
-        "dotted_name" => {
-            let mut cursor = parent.walk();
-            parent.named_children(&mut cursor).count() == 1
-                && parent.parent().is_some_and(|g| g.kind() == "case_pattern")
-        }
-        "case_pattern" | "keyword_pattern" | "splat_pattern" => true,
-        _ => false,
-    }
 }
 
 /// The first read of one of `names` inside an edit (`edits`: ranges in `output`) that a
