@@ -121,31 +121,14 @@ fn rename(node: Node<'_>, source: &str, from: &str, to: &str, attributes: bool) 
         if n.kind() != "identifier" || !same_name(&source[n.byte_range()]) {
             continue;
         }
-        let field_of = |parent: Node<'_>| -> Option<String> {
-            let mut c = parent.walk();
-            let mut found = None;
-            if c.goto_first_child() {
-                loop {
-                    if c.node() == n {
-                        found = c.field_name().map(str::to_string);
-                        break;
-                    }
-                    if !c.goto_next_sibling() {
-                        break;
-                    }
-                }
-            }
-            found
-        };
-        if let Some(parent) = n.parent() {
-            let field = field_of(parent);
-            let field = field.as_deref();
-            if parent.kind() == "attribute" && field == Some("attribute") && !attributes {
-                continue;
-            }
-            if parent.kind() == "keyword_argument" && field == Some("name") {
-                continue;
-            }
+        if crate::python::is_attribute_name(n) && !attributes {
+            continue;
+        }
+        let keyword = n.parent().is_some_and(|p| {
+            p.kind() == "keyword_argument" && p.child_by_field_name("name") == Some(n)
+        });
+        if keyword {
+            continue;
         }
         edits.push(Edit {
             range: n.byte_range(),

@@ -94,25 +94,37 @@ impl Engine<'_> {
 
     /// The names the imports of the rules editing in `planned` bind.
     pub(super) fn imported(&self, planned: &[PlannedEdit]) -> Vec<&str> {
-        let mut names: Vec<&str> = planned
-            .iter()
-            .flat_map(|p| self.rules.rule(RuleId(p.rule)).imports.iter())
-            .flat_map(|spec| spec.binds.iter().map(|(name, _)| name.as_str()))
-            .collect();
-        names.sort_unstable();
-        names.dedup();
-        names
+        self.declared(planned, |rule| {
+            rule.imports
+                .iter()
+                .flat_map(|spec| spec.binds.iter().map(|(name, _)| name.as_str()))
+                .collect()
+        })
     }
 
     /// The names the rules editing in `planned` declare the runtime provides.
     pub(super) fn provided(&self, planned: &[PlannedEdit]) -> Vec<&str> {
-        let mut names: Vec<&str> = planned
+        self.declared(planned, |rule| {
+            rule.rule
+                .provides
+                .iter()
+                .map(|n| n.value.as_str())
+                .collect()
+        })
+    }
+
+    /// The names `names` gives for each rule editing in `planned`, each once, sorted.
+    fn declared<'s>(
+        &'s self,
+        planned: &[PlannedEdit],
+        names: impl Fn(&'s crate::compile::CompiledRule) -> Vec<&'s str>,
+    ) -> Vec<&'s str> {
+        let mut out: Vec<&str> = planned
             .iter()
-            .flat_map(|p| self.rules.rule(RuleId(p.rule)).rule.provides.iter())
-            .map(|n| n.value.as_str())
+            .flat_map(|p| names(self.rules.rule(RuleId(p.rule))))
             .collect();
-        names.sort_unstable();
-        names.dedup();
-        names
+        out.sort_unstable();
+        out.dedup();
+        out
     }
 }

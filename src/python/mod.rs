@@ -365,6 +365,15 @@ impl InStrings {
     }
 }
 
+/// Whether `identifier` is the attribute of an `obj.name`: a name looked up on an object,
+/// never in a scope.
+pub fn is_attribute_name(identifier: Node<'_>) -> bool {
+    identifier
+        .parent()
+        .filter(|p| p.kind() == "attribute")
+        .is_some_and(|p| p.child_by_field_name("attribute") == Some(identifier))
+}
+
 /// Leading whitespace of the line `offset` stands on. It searches back for the line's start:
 /// where `offset` is a node's, [`node_indent`] finds it without searching.
 pub fn line_indent(text: &str, offset: usize) -> &str {

@@ -275,7 +275,7 @@ pub(super) fn body_can_move(
             "identifier"
                 if text == "super"
                     && !is_super_with_arguments(n, source)
-                    && !is_attribute_name(n) =>
+                    && !crate::python::is_attribute_name(n) =>
             {
                 Some(
                 "names `super` other than as `super(Class, obj)`: through an alias it is called without arguments, which needs the `__class__` cell only a method has".to_string(),
@@ -337,14 +337,6 @@ fn holds_call(node: Node<'_>) -> bool {
         }
     }
     false
-}
-
-/// Whether `identifier` is the attribute of an `obj.name` (not a name Python looks up).
-fn is_attribute_name(identifier: Node<'_>) -> bool {
-    identifier
-        .parent()
-        .filter(|p| p.kind() == "attribute")
-        .is_some_and(|p| p.child_by_field_name("attribute") == Some(identifier))
 }
 
 /// A name Python mangles in a class: two leading underscores, not two trailing.

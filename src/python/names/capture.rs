@@ -75,9 +75,7 @@ impl Context<'_, '_> {
         let (text, from, to) = (self.text, self.from, self.to);
         let is_module = |n: Node<'_>| n.parent().is_none();
         // `obj.from` (renamed with `attributes: true`) names no variable.
-        if node.parent().is_some_and(|p| {
-            p.kind() == "attribute" && p.child_by_field_name("attribute") == Some(node)
-        }) {
+        if crate::python::is_attribute_name(node) {
             return None;
         }
         let fail = |why: String| {
@@ -261,38 +259,32 @@ mod tests {
                 .contains("does not bind")
         );
     }
-}
-
-#[cfg(test)]
-mod hostile {
-    use super::*;
-
-    fn why(text: &str, from: &str, to: &str) -> Option<String> {
-        let tree = crate::python::parse(text);
-        let f = text.find("def f").unwrap_or(0);
-        let is_word = |c: char| c.is_alphanumeric() || c == '_';
-        let renamed: Vec<Range<usize>> = text
-            .match_indices(from)
-            .map(|(at, _)| at..at + from.len())
-            .filter(|r| r.start >= f)
-            .filter(|r| !text[..r.start].ends_with(is_word) && !text[r.end..].starts_with(is_word))
-            .collect();
-        rename_capture(tree.root_node(), text, &renamed, from, to).map(|c| c.why)
-    }
 
     #[test]
     fn renames_a_hostile_reading_found_are_refused() {
         // A `global` binding onto another module name would write that name.
         let global = "x = 5\ndef f():\n    global x\n    x += 1\n    return x\ny = 0\n";
-        assert!(why(global, "x", "y").unwrap().contains("two names merged"));
+        assert!(
+            rename_in_f(global, "x", "y")
+                .unwrap()
+                .contains("two names merged")
+        );
         // A match capture binds: renaming onto it merges two names.
         let case = "def f(v, x):\n    match v:\n        case y:\n            pass\n    return x\n";
-        assert!(why(case, "x", "y").unwrap().contains("two names merged"));
+        assert!(
+            rename_in_f(case, "x", "y")
+                .unwrap()
+                .contains("two names merged")
+        );
         // `f"{x=}"` prints the name.
         let fstring = "def f(x):\n    return f\"{x=}\"\n";
-        assert!(why(fstring, "x", "y").unwrap().contains("prints the name"));
+        assert!(
+            rename_in_f(fstring, "x", "y")
+                .unwrap()
+                .contains("prints the name")
+        );
         // A class-level name is an attribute.
         let class = "class A:\n    def f(self):\n        pass\n    x = 1\n";
-        assert!(why(class, "x", "y").unwrap().contains("attribute"));
+        assert!(rename_in_f(class, "x", "y").unwrap().contains("attribute"));
     }
 }
