@@ -118,8 +118,8 @@ pub struct CompiledConstraint {
 pub struct ScopePatterns {
     /// It must hold a match.
     pub has: Option<Pattern>,
-    /// It must hold none.
-    pub lacks: Option<Pattern>,
+    /// It must hold a match of none.
+    pub lacks: Vec<Pattern>,
 }
 
 impl ScopePatterns {

@@ -359,7 +359,11 @@ fn scope_patterns(
     };
     Ok(ScopePatterns {
         has: compile(&filter.has, format!("`inside.{key}.has`"))?,
-        lacks: compile(&filter.lacks, format!("`inside.{key}.lacks`"))?,
+        lacks: filter
+            .lacks
+            .iter()
+            .map(|s| predicate_pattern(rule, s, &format!("`inside.{key}.lacks`")))
+            .collect::<Result<_, _>>()?,
     })
 }
 

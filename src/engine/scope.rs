@@ -254,7 +254,7 @@ pub fn scope_seeds<'t>(
         }
         None => vec![seed.clone()],
     };
-    if let Some(lacks) = &patterns.lacks {
+    for lacks in &patterns.lacks {
         seeds.retain(|s| !matcher.occurs_in(&lacks.root, def, s));
         if seeds.is_empty() {
             return Err(format!("has `{}`", lacks.source.trim()));

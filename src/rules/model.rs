@@ -140,8 +140,8 @@ pub struct ScopeFilter {
     pub name: Option<NameFilter>,
     /// It must hold a match of this pattern somewhere.
     pub has: Option<Snippet>,
-    /// It must hold no match of this pattern.
-    pub lacks: Option<Snippet>,
+    /// It must hold no match of any of these patterns (`lacks: P` or `lacks: {any: [...]}`).
+    pub lacks: Vec<Snippet>,
     /// It must hold exactly this many matches of `has` ("exactly one `nn.ModuleList`").
     pub count: Option<u64>,
     /// For a class: one of its bases, as written in the class header (`GradientCheckpointingLayer`,
@@ -165,7 +165,7 @@ impl ScopeFilter {
 
     /// Whether the filter asks more of a scope than its name.
     pub fn has_predicates(&self) -> bool {
-        self.has.is_some() || self.lacks.is_some() || self.extends.is_some()
+        self.has.is_some() || !self.lacks.is_empty() || self.extends.is_some()
     }
 }
 
@@ -184,8 +184,9 @@ impl fmt::Display for ScopeFilter {
                 None => write!(f, " that has `{}`", has.text.trim())?,
             }
         }
-        if let Some(lacks) = &self.lacks {
-            write!(f, " that lacks `{}`", lacks.text.trim())?;
+        for (i, lacks) in self.lacks.iter().enumerate() {
+            let lead = if i == 0 { " that lacks" } else { " and" };
+            write!(f, "{lead} `{}`", lacks.text.trim())?;
         }
         Ok(())
     }

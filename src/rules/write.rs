@@ -189,8 +189,8 @@ fn inside_value(rule: &Rule) -> Mapping {
         if let Some(n) = s.count {
             m.insert("count".into(), n.into());
         }
-        if let Some(lacks) = &s.lacks {
-            m.insert("lacks".into(), lacks.text.clone().into());
+        if !s.lacks.is_empty() {
+            m.insert("lacks".into(), alternatives(&s.lacks));
         }
         Value::Mapping(m)
     };

@@ -76,8 +76,9 @@ impl Cx<'_> {
             filter.count = Some(n);
         }
         filter.lacks = field("lacks")
-            .map(|(lp, v)| self.snippet(&lp, "lacks", v))
-            .transpose()?;
+            .map(|(lp, v)| self.alternatives(&lp, "lacks", v))
+            .transpose()?
+            .unwrap_or_default();
         filter.extends = field("extends")
             .map(|(ep, v)| self.string(&ep, "extends", v))
             .transpose()?;
