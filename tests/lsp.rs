@@ -237,3 +237,92 @@ fn malformed_frames_are_answered_and_the_session_goes_on() {
     let status = client.child.wait().unwrap();
     assert_eq!(status.code(), Some(1), "exit before shutdown");
 }
+
+/// The next message answering request `id`, and the ids of the answers that came before it.
+fn answer(client: &mut Client, id: i64) -> (Value, Vec<Value>) {
+    let mut before = Vec::new();
+    loop {
+        let message = client.receive();
+        if message["id"] == id {
+            return (message, before);
+        }
+        if !message["id"].is_null() {
+            before.push(message["id"].clone());
+        }
+    }
+}
+
+/// Surveys of a huge configured tree run off the message loop: completion is answered while
+/// a code lens surveys; `$/cancelRequest` and an edit stop a survey with the protocol's
+/// codes; a metavariable's hover answers within its budget, saying how far it got.
+#[test]
+fn surveys_of_a_huge_tree_neither_block_the_loop_nor_run_on() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("regraft.toml"), "targets = [\"big\"]\n").unwrap();
+    let big = dir.path().join("big");
+    std::fs::create_dir(&big).unwrap();
+    let body: String = (0..400).map(|i| format!("y{i} = f({i})\n")).collect();
+    for i in 0..3_000 {
+        std::fs::write(big.join(format!("m{i}.py")), &body).unwrap();
+    }
+    let uri = format!("file://{}", dir.path().join("r.yaml").display());
+    let mut client = Client::start();
+    client.request("initialize", json!({"capabilities": {}}));
+    client.notify("initialized", json!({}));
+    client.notify(
+        "textDocument/didOpen",
+        json!({"textDocument": {"uri": uri, "languageId": "yaml", "version": 1, "text": FIXED}}),
+    );
+    client.diagnostics();
+    let send = |client: &mut Client, id: i64, method: &str, params: Value| {
+        client.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+    };
+
+    send(
+        &mut client,
+        100,
+        "textDocument/codeLens",
+        json!({"textDocument": {"uri": uri}}),
+    );
+    send(
+        &mut client,
+        101,
+        "textDocument/completion",
+        json!({"textDocument": {"uri": uri}, "position": {"line": 3, "character": 2}}),
+    );
+    let (completion, before) = answer(&mut client, 101);
+    assert!(completion["result"].is_array(), "{completion}");
+    assert!(before.is_empty(), "the lens answered first: {before:?}");
+    client.notify("$/cancelRequest", json!({"id": 100}));
+    let (lens, _) = answer(&mut client, 100);
+    assert_eq!(lens["error"]["code"], -32800, "{lens}");
+
+    send(
+        &mut client,
+        102,
+        "textDocument/codeLens",
+        json!({"textDocument": {"uri": uri}}),
+    );
+    client.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": uri, "version": 2}, "contentChanges": [{"text": FIXED}]}),
+    );
+    let (lens, _) = answer(&mut client, 102);
+    assert_eq!(lens["error"]["code"], -32801, "{lens}");
+
+    send(
+        &mut client,
+        103,
+        "textDocument/hover",
+        json!({"textDocument": {"uri": uri}, "position": {"line": 3, "character": 15}}),
+    );
+    let (hover, _) = answer(&mut client, 103);
+    let text = hover["result"]["contents"]["value"].as_str().unwrap();
+    assert!(text.contains("`$X`: one node, bound on line 2"), "{text}");
+    assert!(text.contains("target file(s) within 2 s"), "{text}");
+    assert!(text.contains(" of 3000 "), "{text}");
+
+    assert_eq!(client.request("shutdown", Value::Null), Value::Null);
+    client.notify("exit", Value::Null);
+    assert!(client.child.wait().unwrap().success());
+}

@@ -6,6 +6,7 @@ use lsp_types::{
     HoverContents, Location, MarkupContent, MarkupKind, NumberOrString, Position, Range, Uri,
 };
 
+use super::jobs::Budget;
 use super::reference;
 use super::text::{offset, position, word_at};
 use crate::rules::Syntax;
@@ -65,20 +66,23 @@ pub(super) fn diagnostics(uri: &Uri, text: &str) -> Vec<Diagnostic> {
 
 /// The reference entry of the key or action under the cursor, or where a metavariable is
 /// bound and what it binds in the configured targets.
-pub(super) fn hover(uri: &Uri, text: &str, at: Position) -> Option<Hover> {
+pub(super) fn hover(uri: &Uri, text: &str, at: Position, budget: &Budget) -> Option<Hover> {
     let cursor = offset(text, at);
     let (word, range) = word_at(text, cursor)?;
     let markdown = if word.starts_with('$') {
         let name = word.trim_start_matches('$');
         let mut said = metavariable(text, name)?;
         let bound = syntax(uri, text)
-            .and_then(|s| super::lens::bound_in_targets(uri, text, s, cursor, name));
-        if let Some((values, sites)) = bound.filter(|(_, sites)| *sites > 0) {
+            .and_then(|s| super::lens::bound_in_targets(uri, text, s, (cursor, name), budget));
+        if let Some((values, sites, surveyed)) = bound.filter(|(_, sites, _)| *sites > 0) {
             let shown: Vec<String> = values.iter().map(|v| format!("`{v}`")).collect();
             said.push_str(&format!(
                 "\n\nIn the configured targets it binds {} ({sites} site(s))",
                 shown.join(", ")
             ));
+            if let Some(short) = surveyed.shortfall(budget) {
+                said.push_str(&format!("; {short}"));
+            }
         }
         said
     } else {
@@ -211,7 +215,7 @@ fn items<'a>(
 
 /// From `Class.method` on a `signature` line to its definition in the Python files of the
 /// project (the folder holding the rule file's `regraft.toml`, `pyproject.toml` or `.git`).
-pub(super) fn definition(uri: &Uri, text: &str, at: Position) -> Option<Location> {
+pub(super) fn definition(uri: &Uri, text: &str, at: Position, budget: &Budget) -> Option<Location> {
     let cursor = offset(text, at);
     let line_start = text[..cursor].rfind('\n').map_or(0, |i| i + 1);
     let line_end = text[cursor..].find('\n').map_or(text.len(), |i| cursor + i);
@@ -234,7 +238,7 @@ pub(super) fn definition(uri: &Uri, text: &str, at: Position) -> Option<Location
             .iter()
             .any(|m| d.join(m).exists())
     })?;
-    let (path, source, range) = find_method(root, class, method)?;
+    let (path, source, range) = find_method(root, (class, method), budget)?;
     let file = crate::source::path_uri(&std::path::absolute(&path).ok()?.to_string_lossy());
     Some(Location {
         uri: file.parse().ok()?,
@@ -243,14 +247,17 @@ pub(super) fn definition(uri: &Uri, text: &str, at: Position) -> Option<Location
 }
 
 /// The first `def method` of a `class Class` in the Python files under `root` (at most 20,000
-/// files are looked at, and only those that mention the class).
+/// files are looked at, and only those that mention the class), within the budget.
 fn find_method(
     root: &std::path::Path,
-    class: &str,
-    method: &str,
+    (class, method): (&str, &str),
+    budget: &Budget,
 ) -> Option<(std::path::PathBuf, String, std::ops::Range<usize>)> {
     let header = format!("class {class}");
     for entry in ignore::Walk::new(root).flatten().take(20_000) {
+        if budget.spent() {
+            return None;
+        }
         let path = entry.path();
         if path.extension().is_none_or(|e| e != "py") {
             continue;

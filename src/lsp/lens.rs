@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use lsp_types::{CodeLens, Command, Range, Uri};
 
+use super::jobs::{Budget, Surveyed};
 use super::text::position;
 use crate::compile::RuleSet;
 use crate::config::Config;
@@ -41,12 +42,21 @@ fn project(uri: &Uri, text: &str, syntax: crate::rules::Syntax) -> Option<Projec
 }
 
 /// One lens per rule that reads: its matches (and the files it would change) in the
-/// configured targets, or that no target is configured.
-pub(super) fn lenses(uri: &Uri, text: &str, syntax: crate::rules::Syntax) -> Vec<CodeLens> {
+/// configured targets, or that no target is configured; how far the survey got when the
+/// budget ran out first.
+pub(super) fn lenses(
+    uri: &Uri,
+    text: &str,
+    syntax: crate::rules::Syntax,
+    budget: &Budget,
+) -> Vec<CodeLens> {
     let Some(project) = project(uri, text, syntax) else {
         return Vec::new();
     };
-    let counts = project.counts();
+    let (counts, surveyed) = project.counts(budget);
+    let partial = surveyed
+        .shortfall(budget)
+        .map_or(String::new(), |s| format!(" ({s})"));
     project
         .rules
         .iter()
@@ -58,10 +68,10 @@ pub(super) fn lenses(uri: &Uri, text: &str, syntax: crate::rules::Syntax) -> Vec
                     "no targets in the configuration (regraft.toml `targets`)".to_string()
                 }
                 Some(failure) => {
-                    format!("{matches} match(es) in the configured targets; {failure}")
+                    format!("{matches} match(es) in the configured targets{partial}; {failure}")
                 }
                 None => format!(
-                    "{matches} match(es) in the configured targets; would change {changed} file(s)"
+                    "{matches} match(es) in the configured targets{partial}; would change {changed} file(s)"
                 ),
             };
             CodeLens {
@@ -80,13 +90,21 @@ pub(super) fn lenses(uri: &Uri, text: &str, syntax: crate::rules::Syntax) -> Vec
 impl Project {
     /// Per rule, in order: matches over the targets, files it would change, and the first
     /// failure it meets (drift, a refusal) as apply would report it.
-    fn counts(&self) -> Vec<(usize, usize, Option<String>)> {
+    fn counts(&self, budget: &Budget) -> (Vec<(usize, usize, Option<String>)>, Surveyed) {
         let mut out = vec![(0, 0, None); self.rules.len()];
+        let mut surveyed = Surveyed {
+            done: 0,
+            of: self.targets.len(),
+        };
         let Ok(set) = RuleSet::compile(self.rules.clone()) else {
-            return out;
+            return (out, surveyed);
         };
         let engine = Engine::new(&set, &self.versions, None);
         for file in &self.targets {
+            if budget.spent() {
+                break;
+            }
+            surveyed.done += 1;
             let Ok(source) = crate::targets::read(file) else {
                 continue;
             };
@@ -113,7 +131,7 @@ impl Project {
                 }
             }
         }
-        out
+        (out, surveyed)
     }
 }
 
@@ -124,6 +142,7 @@ pub(super) fn diff(
     text: &str,
     syntax: crate::rules::Syntax,
     id: &str,
+    budget: &Budget,
 ) -> Option<String> {
     let project = project(uri, text, syntax)?;
     let rule = project.rules.iter().find(|r| r.id.value == id)?.clone();
@@ -132,7 +151,15 @@ pub(super) fn diff(
     let set = RuleSet::compile(vec![alone]).ok()?;
     let engine = Engine::new(&set, &project.versions, None);
     let mut out = String::new();
+    let mut surveyed = Surveyed {
+        done: 0,
+        of: project.targets.len(),
+    };
     for file in &project.targets {
+        if budget.spent() {
+            break;
+        }
+        surveyed.done += 1;
         let Ok(source) = crate::targets::read(file) else {
             continue;
         };
@@ -156,18 +183,22 @@ pub(super) fn diff(
             Err(e) => out.push_str(&format!("{}: {e}\n", file.display)),
         }
     }
+    if let Some(short) = surveyed.shortfall(budget) {
+        out.push_str(&format!("# regraft: {short}; the diff above is partial\n"));
+    }
     Some(out)
 }
 
 /// What metavariable `name` of the rule around byte `offset` binds at its sites in the
-/// configured targets: up to three distinct texts, and how many sites there are.
+/// configured targets: up to three distinct texts, how many sites there are, and how far the
+/// survey got.
 pub(super) fn bound_in_targets(
     uri: &Uri,
     text: &str,
     syntax: crate::rules::Syntax,
-    offset: usize,
-    name: &str,
-) -> Option<(Vec<String>, usize)> {
+    (offset, name): (usize, &str),
+    budget: &Budget,
+) -> Option<(Vec<String>, usize, Surveyed)> {
     let project = project(uri, text, syntax)?;
     // The rule the cursor is in: the last one starting at or before it.
     let mut rule = project
@@ -181,7 +212,15 @@ pub(super) fn bound_in_targets(
     let set = RuleSet::compile(vec![rule]).ok()?;
     let engine = Engine::new(&set, &project.versions, None);
     let (mut seen, mut sites) = (Vec::new(), 0);
+    let mut surveyed = Surveyed {
+        done: 0,
+        of: project.targets.len(),
+    };
     for file in &project.targets {
+        if budget.spent() {
+            break;
+        }
+        surveyed.done += 1;
         let Ok(source) = crate::targets::read(file) else {
             continue;
         };
@@ -201,5 +240,5 @@ pub(super) fn bound_in_targets(
             }
         }
     }
-    Some((seen, sites))
+    Some((seen, sites, surveyed))
 }

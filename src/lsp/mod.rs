@@ -5,15 +5,18 @@
 //! leads from `signature: Class.method` to the callee in the project's targets.
 //!
 //! Built on `lsp-server` and `lsp-types` (rust-analyzer's): a synchronous loop over stdio with
-//! no async runtime, which is all a server answering from in-memory text needs.
+//! no async runtime; what reads the project's files runs on job threads (`jobs`), bounded and
+//! cancellable, so the loop answers from in-memory text at once.
 
 mod features;
+mod jobs;
 mod lens;
 mod reference;
 mod text;
 mod transport;
 
 use std::collections::HashMap;
+use std::time::Duration;
 
 use lsp_server::{Connection, Message, Notification, Request, Response};
 use lsp_types::notification::{
@@ -59,7 +62,10 @@ pub fn serve() -> Result<(), LspError> {
     connection
         .initialize(caps)
         .map_err(|e| LspError(e.to_string()))?;
-    let mut server = Server::default();
+    let mut server = Server {
+        documents: HashMap::new(),
+        jobs: jobs::Jobs::new(connection.sender.clone()),
+    };
     for message in &connection.receiver {
         match message {
             Message::Request(request) => {
@@ -69,12 +75,14 @@ pub fn serve() -> Result<(), LspError> {
                 {
                     break;
                 }
-                let response = server.request(request);
-                send(&connection, Message::Response(response))?;
+                if let Some(response) = server.request(request) {
+                    send(&connection, Message::Response(response))?;
+                }
             }
             Message::Notification(note) => {
                 // The protocol: `exit` before `shutdown` ends the server with exit code 1.
                 if note.method == "exit" {
+                    server.jobs.finish();
                     drop(connection);
                     return Err(LspError("`exit` came before `shutdown`".into()));
                 }
@@ -85,6 +93,8 @@ pub fn serve() -> Result<(), LspError> {
             Message::Response(_) => {}
         }
     }
+    // Every job answers before the transport is flushed and closed.
+    server.jobs.finish();
     drop(connection);
     io.join().map_err(|e| LspError(e.to_string()))
 }
@@ -96,16 +106,31 @@ fn send(connection: &Connection, message: Message) -> Result<(), LspError> {
         .map_err(|e| LspError(e.to_string()))
 }
 
-/// The open documents, by URI.
-#[derive(Default)]
+/// How long each kind of job may survey the project before it answers with what it has.
+const HOVER_BUDGET: Duration = Duration::from_secs(2);
+const DEFINITION_BUDGET: Duration = Duration::from_secs(5);
+const LENS_BUDGET: Duration = Duration::from_secs(20);
+const DIFF_BUDGET: Duration = Duration::from_secs(60);
+
+/// The open documents, by URI, and the jobs surveying the project for them.
 struct Server {
     documents: HashMap<Uri, String>,
+    jobs: jobs::Jobs,
 }
 
 impl Server {
     /// The notifications a client notification calls for (diagnostics of a changed document).
     fn notify(&mut self, note: Notification) -> Vec<Notification> {
         let uri = match note.method.as_str() {
+            "$/cancelRequest" => {
+                if let Ok(p) = serde_json::from_value::<lsp_types::CancelParams>(note.params) {
+                    self.jobs.cancel(&match p.id {
+                        lsp_types::NumberOrString::Number(n) => n.into(),
+                        lsp_types::NumberOrString::String(s) => s.into(),
+                    });
+                }
+                return Vec::new();
+            }
             DidOpenTextDocument::METHOD => {
                 let Ok(p) =
                     serde_json::from_value::<lsp_types::DidOpenTextDocumentParams>(note.params)
@@ -137,96 +162,128 @@ impl Server {
                     return Vec::new();
                 };
                 self.documents.remove(&p.text_document.uri);
+                self.jobs.modified(&p.text_document.uri);
                 // Closed: its diagnostics go with it.
                 return vec![publish(p.text_document.uri, Vec::new())];
             }
             _ => return Vec::new(),
         };
+        self.jobs.modified(&uri);
         let text = self.documents.get(&uri).map_or("", String::as_str);
         vec![publish(uri.clone(), features::diagnostics(&uri, text))]
     }
 
-    /// The answer to a request; an unknown method gets `MethodNotFound`.
-    fn request(&mut self, request: Request) -> Response {
+    /// The answer to a request, or `None` when a job answers it later; an unknown method gets
+    /// `MethodNotFound`.
+    fn request(&mut self, request: Request) -> Option<Response> {
         let id = request.id.clone();
-        let result = match request.method.as_str() {
-            HoverRequest::METHOD => {
-                self.params::<lsp_types::HoverParams>(request)
-                    .map(|(p, text)| {
-                        let at = &p.text_document_position_params;
-                        serde_json::to_value(features::hover(
-                            &at.text_document.uri,
-                            &text,
-                            at.position,
-                        ))
-                    })
-            }
+        let method = request.method.clone();
+        let value = match method.as_str() {
             Completion::METHOD => {
                 self.params::<lsp_types::CompletionParams>(request)
                     .map(|(p, text)| {
-                        serde_json::to_value(features::completion(
+                        json(features::completion(
                             &text,
                             p.text_document_position.position,
                         ))
                     })
             }
+            HoverRequest::METHOD => {
+                let Some((p, text)) = self.params::<lsp_types::HoverParams>(request) else {
+                    return Some(Response::new_ok(id, serde_json::Value::Null));
+                };
+                let at = p.text_document_position_params;
+                let uri = at.text_document.uri;
+                return self.later(id, &method, uri.clone(), HOVER_BUDGET, move |budget| {
+                    json(features::hover(&uri, &text, at.position, budget))
+                });
+            }
             GotoDefinition::METHOD => {
-                self.params::<lsp_types::GotoDefinitionParams>(request)
-                    .map(|(p, text)| {
-                        let at = &p.text_document_position_params;
-                        serde_json::to_value(features::definition(
-                            &at.text_document.uri,
-                            &text,
-                            at.position,
-                        ))
-                    })
+                let Some((p, text)) = self.params::<lsp_types::GotoDefinitionParams>(request)
+                else {
+                    return Some(Response::new_ok(id, serde_json::Value::Null));
+                };
+                let at = p.text_document_position_params;
+                let uri = at.text_document.uri;
+                return self.later(id, &method, uri.clone(), DEFINITION_BUDGET, move |budget| {
+                    json(features::definition(&uri, &text, at.position, budget))
+                });
             }
             CodeLensRequest::METHOD => {
-                self.params::<lsp_types::CodeLensParams>(request)
-                    .map(|(p, text)| {
-                        let uri = &p.text_document.uri;
-                        let lenses = features::syntax(uri, &text)
-                            .map(|syntax| lens::lenses(uri, &text, syntax))
-                            .unwrap_or_default();
-                        serde_json::to_value(lenses)
-                    })
+                let Some((p, text)) = self.params::<lsp_types::CodeLensParams>(request) else {
+                    return Some(Response::new_ok(id, serde_json::Value::Null));
+                };
+                let uri = p.text_document.uri;
+                return self.later(id, &method, uri.clone(), LENS_BUDGET, move |budget| {
+                    json(
+                        features::syntax(&uri, &text)
+                            .map(|syntax| lens::lenses(&uri, &text, syntax, budget))
+                            .unwrap_or_default(),
+                    )
+                });
             }
-            ExecuteCommand::METHOD => self.show_diff(request),
+            ExecuteCommand::METHOD => return self.show_diff(request),
             _ => {
-                return Response::new_err(
+                return Some(Response::new_err(
                     id,
                     lsp_server::ErrorCode::MethodNotFound as i32,
                     format!("regraft lsp does not answer {}", request.method),
-                );
+                ));
             }
         };
-        match result {
-            Some(Ok(value)) => Response::new_ok(id, value),
-            Some(Err(e)) => Response::new_err(
-                id,
-                lsp_server::ErrorCode::InternalError as i32,
-                e.to_string(),
-            ),
-            None => Response::new_ok(id, serde_json::Value::Null),
-        }
+        Some(Response::new_ok(id, value.unwrap_or_default()))
+    }
+
+    /// Hands `work` to a job thread (`None`: the job answers); a request about a document
+    /// that is not open gets `null` at once.
+    fn later<W>(
+        &mut self,
+        id: lsp_server::RequestId,
+        method: &str,
+        uri: Uri,
+        limit: Duration,
+        work: W,
+    ) -> Option<Response>
+    where
+        W: FnOnce(&jobs::Budget) -> serde_json::Value + Send + 'static,
+    {
+        self.jobs.spawn(id, method, uri, limit, work);
+        None
     }
 
     /// `regraft.showDiff URI ID`: the diff of that rule alone over the configured targets, as
-    /// the command's result (a string).
-    fn show_diff(&self, request: Request) -> Option<Result<serde_json::Value, serde_json::Error>> {
-        let params: lsp_types::ExecuteCommandParams =
-            serde_json::from_value(request.params).ok()?;
-        if params.command != lens::SHOW_DIFF {
-            return None;
-        }
-        let [uri, id] = params.arguments.as_slice() else {
-            return None;
+    /// the command's result (a string), from a job.
+    fn show_diff(&mut self, request: Request) -> Option<Response> {
+        let id = request.id.clone();
+        let null = || Some(Response::new_ok(id.clone(), serde_json::Value::Null));
+        let Ok(params) = serde_json::from_value::<lsp_types::ExecuteCommandParams>(request.params)
+        else {
+            return null();
         };
-        let uri: Uri = uri.as_str()?.parse().ok()?;
-        let text = self.documents.get(&uri)?;
-        let syntax = features::syntax(&uri, text)?;
-        let diff = lens::diff(&uri, text, syntax, id.as_str()?)?;
-        Some(Ok(serde_json::Value::String(diff)))
+        let (uri, rule) = match params.arguments.as_slice() {
+            [uri, rule] if params.command == lens::SHOW_DIFF => (uri, rule),
+            _ => return null(),
+        };
+        let (Some(uri), Some(rule)) = (
+            uri.as_str().and_then(|u| u.parse::<Uri>().ok()),
+            rule.as_str().map(str::to_string),
+        ) else {
+            return null();
+        };
+        let Some(text) = self.documents.get(&uri).cloned() else {
+            return null();
+        };
+        self.later(
+            id,
+            &request.method,
+            uri.clone(),
+            DIFF_BUDGET,
+            move |budget| {
+                features::syntax(&uri, &text)
+                    .and_then(|syntax| lens::diff(&uri, &text, syntax, &rule, budget))
+                    .map_or(serde_json::Value::Null, serde_json::Value::String)
+            },
+        )
     }
 
     /// A request's parameters and the text of the document they name, if it is open.
@@ -267,6 +324,11 @@ impl HasDocument for lsp_types::GotoDefinitionParams {
     fn document(&self) -> &Uri {
         &self.text_document_position_params.text_document.uri
     }
+}
+
+/// A result as JSON (`null` for what cannot be serialized, which our types never are).
+fn json<T: serde::Serialize>(value: T) -> serde_json::Value {
+    serde_json::to_value(value).unwrap_or_default()
 }
 
 fn publish(uri: Uri, diagnostics: Vec<lsp_types::Diagnostic>) -> Notification {
