@@ -233,6 +233,15 @@ fn targets_are_capped_in_size_and_must_be_regular_files() {
         dir.path(),
     );
     assert_eq!(fine.status.code(), Some(0), "{}", text(&fine.stderr));
+    // The default cap (8 MiB): a one-line list just over it, with a match, is refused before
+    // it is read (under the old 64 MiB cap a 48 MB one took over 6 GB).
+    let mut line = b"x = [".to_vec();
+    line.extend(b"1, ".repeat((8 << 20) / 3 + 1));
+    line.extend(b"f(1, a=2)]\n");
+    fs::write(dir.path().join("huge.py"), &line).unwrap();
+    let huge = regraft(&["apply", "-r", "r.yaml", "huge.py"], dir.path());
+    assert_eq!(huge.status.code(), Some(2));
+    assert!(text(&huge.stderr).contains("raise it with --max-file-size"));
     let device = regraft(&["apply", "-r", "r.yaml", "/dev/zero"], dir.path());
     assert_eq!(device.status.code(), Some(2));
     assert!(text(&device.stderr).contains("not a regular file"));
