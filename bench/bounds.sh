@@ -4,7 +4,8 @@
 #   bench/bounds.sh [BINARY]
 # - N rules in one file, applied to a one-line file (5k, 10k, 20k, 40k);
 # - one call with N keyword arguments, one removed (75k, 150k, 300k);
-# - a 48 MB single-line file no rule matches.
+# - a 48 MB single-line file no rule matches;
+# - an `after:` chain of 60 and 300 rules over a 250 KB module.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin="${1:-target/release/regraft}"
@@ -28,3 +29,20 @@ for n in 75000 150000 300000; do
 done
 python3 -c "import sys; open(sys.argv[1],'w').write('x = [' + ', '.join(['1'] * 16_000_000) + ']\n')" "$tmp/line.py"
 echo "one 48 MB line: $(measure "$bin" apply -r "$tmp/k.yaml" --check "$tmp/line.py")"
+# An `after:` chain: rule i+1 matches what rule i wrote, on a 250 KB module where every
+# function calls f0 (2,000 sites): one step per rule, each linear in the module.
+python3 - "$tmp" <<'PY'
+import sys
+tmp = sys.argv[1]
+for n in (60, 300):
+    with open(f"{tmp}/chain{n}.yaml", "w") as f:
+        for i in range(n):
+            f.write(f'---\nid: r{i}\nmatch: "f{i}($X)"\naction: {{replace: "f{i+1}($X)"}}\nexpect: {{min: 0}}\n')
+            if i:
+                f.write(f"after: [r{i-1}]\n")
+with open(f"{tmp}/mod.py", "w") as f:
+    f.write("".join(f"def fn{i}(a):\n    return f0(a) + h{i}(a)\n\n" for i in range(7_700)))
+PY
+for n in 60 300; do
+  echo "after-chain of $n rules, 250 KB module: $(measure "$bin" apply -r "$tmp/chain$n.yaml" --check "$tmp/mod.py" || true)"
+done

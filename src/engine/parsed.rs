@@ -11,6 +11,11 @@ use crate::python::cpython::{self, CpythonError};
 use crate::python::{self, describe_syntax_error, first_syntax_error};
 use crate::source::{SourceFile, span};
 
+/// The most statements parsed alone: tree-sitter's lexer searches the included ranges linearly
+/// at each jump between them, so many regions cost their count squared (2,000 of a 250 KB
+/// module took longer than the whole module).
+const MAX_REGIONS: usize = 256;
+
 /// A file's syntax tree and, where only some statements were parsed, which.
 pub(crate) struct Parsed {
     /// The tree.
@@ -29,7 +34,11 @@ impl Parsed {
     }
 
     /// A parse of the statements at `regions` alone; `None` where they do not parse cleanly.
+    /// Past [`MAX_REGIONS`] the whole file is parsed.
     pub fn regions(text: &str, regions: Vec<Range<usize>>) -> Option<Self> {
+        if regions.len() > MAX_REGIONS {
+            return Some(Parsed::whole(python::parse(text)));
+        }
         let tree = python::parse_regions(text, &regions)?;
         Some(Parsed {
             tree,
@@ -68,6 +77,9 @@ impl Parsed {
         regions: Vec<Range<usize>>,
         parse: impl FnOnce(&[Range<usize>]) -> Option<Tree>,
     ) -> Parsed {
+        if regions.len() > MAX_REGIONS {
+            return Parsed::whole(python::parse(text));
+        }
         match parse(&regions) {
             Some(tree) => Parsed {
                 tree,

@@ -56,7 +56,7 @@ pub(crate) fn apply_and_reparse(
         ),
         None => match cpython_error(text, planned, &output, &reparsed) {
             Some(e) => (format!("CPython rejects it: {}", e.message), e.range),
-            None => match unresolved_name(text, planned, &output, &reparsed, names) {
+            None => match unresolved_name((text, parsed), planned, &output, &reparsed, names) {
                 None => return Ok((output, reparsed)),
                 Some((reason, at)) => {
                     return Err(Rejected {
@@ -80,7 +80,7 @@ pub(crate) fn apply_and_reparse(
 /// The first name the edits read that nothing else in `output` provides (see
 /// `python::names`), as a refusal's reason and place.
 fn unresolved_name(
-    text: &str,
+    (text, parsed): (&str, &Parsed),
     planned: &[PlannedEdit],
     output: &str,
     reparsed: &Parsed,
@@ -97,11 +97,27 @@ fn unresolved_name(
             )
         })
         .collect();
+    // Whole trees the step already holds save the name check a parse each.
+    let output_whole = reparsed
+        .regions
+        .is_none()
+        .then(|| reparsed.tree.root_node());
+    let whole = names::Whole {
+        input: parsed.regions.is_none().then(|| parsed.tree.root_node()),
+        output: output_whole,
+    };
     if !declared.imported.is_empty() {
         let ranges: Vec<Range<usize>> = edits.iter().map(|(r, _)| r.clone()).collect();
-        let tree = crate::python::parse(output);
+        let tree;
+        let root = match output_whole {
+            Some(root) => root,
+            None => {
+                tree = crate::python::parse(output);
+                tree.root_node()
+            }
+        };
         if let Some((name, at, scope)) =
-            names::first_shadowed(output, tree.root_node(), &ranges, &declared.imported)
+            names::first_shadowed(output, root, &ranges, &declared.imported)
         {
             return Some((
                 format!(
@@ -112,11 +128,11 @@ fn unresolved_name(
         }
     }
     let found = names::first_unresolved(
-        text,
-        output,
+        (text, output),
         reparsed.tree.root_node(),
         &edits,
         &declared.provided,
+        whole,
     )?;
     let elsewhere = if found.bound_in.is_empty() {
         String::new()

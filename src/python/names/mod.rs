@@ -15,6 +15,8 @@
 
 use std::ops::Range;
 
+use std::collections::HashMap;
+
 use tree_sitter::Node;
 
 mod builtins;
@@ -27,9 +29,19 @@ pub use module_level::{first_shadowed, module_binding_sites};
 
 use builtins::BUILTINS;
 
+/// A node's parent. tree-sitter's `Node::parent` searches down from the root, through every
+/// earlier sibling at each level: a walk of a whole module that asks it for each identifier
+/// costs the identifiers times the module's statements. A walk that knows the parents passes
+/// them in instead.
+type Parent<'p, 't> = &'p dyn Fn(Node<'t>) -> Option<Node<'t>>;
+
 /// Whether identifier `node` is read (not a binding, attribute, keyword or parameter name).
 fn is_read(node: Node<'_>) -> bool {
-    let Some(parent) = node.parent() else {
+    is_read_under(node, &|n| n.parent())
+}
+
+fn is_read_under<'t>(node: Node<'t>, parent_of: Parent<'_, 't>) -> bool {
+    let Some(parent) = parent_of(node) else {
         return true;
     };
     let field_is = |field: &str| {
@@ -61,8 +73,12 @@ fn is_read(node: Node<'_>) -> bool {
 /// Whether identifier `node` is bound where it stands: an assignment or `for`/`with`/`except`
 /// target, a walrus, a parameter, a definition's name, an import.
 fn is_binding(node: Node<'_>) -> bool {
+    is_binding_under(node, &|n| n.parent())
+}
+
+fn is_binding_under<'t>(node: Node<'t>, parent_of: Parent<'_, 't>) -> bool {
     let mut child = node;
-    let mut parent = node.parent();
+    let mut parent = parent_of(node);
     while let Some(p) = parent {
         let under = |field: &str| {
             p.child_by_field_name(field)
@@ -88,7 +104,7 @@ fn is_binding(node: Node<'_>) -> bool {
             "dotted_name" => {
                 let mut cursor = p.walk();
                 let single = p.named_children(&mut cursor).count() == 1;
-                let in_case = p.parent().is_some_and(|g| {
+                let in_case = parent_of(p).is_some_and(|g| {
                     matches!(
                         g.kind(),
                         "case_pattern" | "keyword_pattern" | "splat_pattern" | "dict_pattern"
@@ -110,7 +126,7 @@ fn is_binding(node: Node<'_>) -> bool {
             _ => return false,
         }
         child = p;
-        parent = p.parent();
+        parent = parent_of(p);
     }
     false
 }
@@ -128,15 +144,24 @@ pub struct Unresolved {
     pub bound_in: Vec<String>,
 }
 
+/// The whole-file trees a caller already holds, saving a parse each (`None`: parsed here).
+#[derive(Clone, Copy, Default)]
+pub struct Whole<'t> {
+    /// A parse of the whole input.
+    pub input: Option<Node<'t>>,
+    /// A parse of the whole output.
+    pub output: Option<Node<'t>>,
+}
+
 /// The first name an edit reads that no scope it stands in binds. `edits` are the edits'
 /// ranges in `output` with the text each replaced; `root` is a parse of (at least) the edited
 /// statements of `output`.
 pub fn first_unresolved(
-    input: &str,
-    output: &str,
+    (input, output): (&str, &str),
     root: Node<'_>,
     edits: &[(Range<usize>, &str)],
     provided: &[&str],
+    whole: Whole<'_>,
 ) -> Option<Unresolved> {
     let mut candidates = new_reads(output, root, edits);
     // Names the runtime puts in the module (a rule's `provides`) are bound there.
@@ -144,17 +169,36 @@ pub fn first_unresolved(
     if candidates.is_empty() || output.contains("import *") || output.contains("globals()") {
         return None;
     }
-    if !is_closed(input) {
+    let input_tree;
+    let input_root = match whole.input {
+        Some(root) => root,
+        None => {
+            input_tree = crate::python::parse(input);
+            input_tree.root_node()
+        }
+    };
+    if !is_closed(input, input_root) {
         return None;
     }
-    let tree = crate::python::parse(output);
-    let root = tree.root_node();
+    let output_tree;
+    let root = match whole.output {
+        Some(root) => root,
+        None => {
+            output_tree = crate::python::parse(output);
+            output_tree.root_node()
+        }
+    };
+    // The scopes binding a name, found once per name (each search reads the whole text).
+    let mut binders_of: HashMap<String, Vec<Node<'_>>> = HashMap::new();
     for (name, at) in candidates {
         let Some(read) = root.descendant_for_byte_range(at.start, at.end) else {
             continue;
         };
         let chain = scopes::visible_from(read);
-        let binders = binders(root, output, &name);
+        let binders = binders_of
+            .entry(name.clone())
+            .or_insert_with(|| binders(root, output, &name))
+            .clone();
         if binders
             .iter()
             .any(|b| chain.iter().any(|c| c.id() == b.id()))
@@ -193,7 +237,7 @@ fn new_reads(
     let mut candidates: Vec<(String, Range<usize>)> = Vec::new();
     // One read per name and scope is judged: reads of one name in different scopes may find
     // different bindings (`[y for y in r] + [y]`).
-    let mut judged: Vec<(String, usize)> = Vec::new();
+    let mut judged: std::collections::HashSet<(&str, usize)> = std::collections::HashSet::new();
     for (range, replaced) in edits {
         if range.is_empty() {
             continue;
@@ -228,9 +272,9 @@ fn new_reads(
             let known = BUILTINS.contains(&name)
                 || bound.contains(&name)
                 || word_in(replaced, name)
-                || judged.iter().any(|(c, s)| c == name && *s == scope);
+                || judged.contains(&(name, scope));
             if !known {
-                judged.push((name.to_string(), scope));
+                judged.insert((name, scope));
                 candidates.push((name.to_string(), n.byte_range()));
             }
         }
@@ -311,22 +355,41 @@ fn assigns_in(scope: Node<'_>, text: &str, name: &str) -> bool {
 }
 
 /// Whether every name `text` reads is one it binds somewhere (in any scope) or a builtin.
-fn is_closed(text: &str) -> bool {
-    let tree = crate::python::parse(text);
+fn is_closed(text: &str, root: Node<'_>) -> bool {
     let mut bound = std::collections::HashSet::new();
     let mut read = Vec::new();
-    let mut cursor = tree.walk();
-    let mut stack = vec![tree.root_node()];
-    while let Some(n) = stack.pop() {
+    // A cursor walk keeps the path from the root: each parent is the node before it there
+    // (see `Parent`).
+    let mut path = vec![root];
+    let mut cursor = root.walk();
+    'walk: loop {
+        let n = cursor.node();
         if n.kind() == "identifier" {
             let name = &text[n.byte_range()];
-            if is_binding(n) || in_import(n) {
+            let parent_of = |c: Node<'_>| {
+                let at = path.iter().rposition(|p| p.id() == c.id())?;
+                at.checked_sub(1).map(|i| path[i])
+            };
+            if is_binding_under(n, &parent_of) || in_import_under(n, &parent_of) {
                 bound.insert(name);
-            } else if is_read(n) {
+            } else if is_read_under(n, &parent_of) {
                 read.push(name);
             }
         }
-        stack.extend(n.children(&mut cursor));
+        if cursor.goto_first_child() {
+            path.push(cursor.node());
+            continue;
+        }
+        loop {
+            if cursor.goto_next_sibling() {
+                *path.last_mut().expect("the path holds the cursor's node") = cursor.node();
+                continue 'walk;
+            }
+            if !cursor.goto_parent() {
+                break 'walk;
+            }
+            path.pop();
+        }
     }
     read.iter()
         .all(|r| bound.contains(r) || BUILTINS.contains(r))
@@ -334,8 +397,12 @@ fn is_closed(text: &str) -> bool {
 
 /// Whether identifier `node` is a name an import binds (`import a.b` binds `a`).
 fn in_import(node: Node<'_>) -> bool {
+    in_import_under(node, &|n| n.parent())
+}
+
+fn in_import_under<'t>(node: Node<'t>, parent_of: Parent<'_, 't>) -> bool {
     let mut n = node;
-    while let Some(p) = n.parent() {
+    while let Some(p) = parent_of(n) {
         match p.kind() {
             "import_statement" | "import_from_statement" => return true,
             "dotted_name" | "aliased_import" => n = p,
@@ -363,11 +430,11 @@ mod tests {
         let input = output.replacen(edit, replaced, 1);
         let tree = crate::python::parse(output);
         first_unresolved(
-            &input,
-            output,
+            (&input, output),
             tree.root_node(),
             &[(at..at + edit.len(), replaced)],
             &[],
+            Whole::default(),
         )
         .map(|u| u.name)
     }
@@ -398,7 +465,13 @@ mod tests {
         let at = output.find("ing(").unwrap();
         let input = "def f(x):\n    return list(x)\n";
         let tree = crate::python::parse(output);
-        let found = first_unresolved(input, output, tree.root_node(), &[(at..at + 3, "")], &[]);
+        let found = first_unresolved(
+            (input, output),
+            tree.root_node(),
+            &[(at..at + 3, "")],
+            &[],
+            Whole::default(),
+        );
         assert_eq!(found.map(|u| u.name), Some("listing".into()));
     }
 
