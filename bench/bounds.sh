@@ -5,7 +5,8 @@
 # - N rules in one file, applied to a one-line file (5k, 10k, 20k, 40k);
 # - one call with N keyword arguments, one removed (75k, 150k, 300k);
 # - a 48 MB single-line file no rule matches;
-# - an `after:` chain of 60 and 300 rules over a 250 KB module.
+# - an `after:` chain of 60 and 300 rules over a 250 KB module;
+# - one statement with 50k and 100k matches.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin="${1:-target/release/regraft}"
@@ -45,4 +46,10 @@ with open(f"{tmp}/mod.py", "w") as f:
 PY
 for n in 60 300; do
   echo "after-chain of $n rules, 250 KB module: $(measure "$bin" apply -r "$tmp/chain$n.yaml" --check "$tmp/mod.py" || true)"
+done
+# One statement holding many matches: a dict literal of N entries, each value a call replaced.
+printf 'id: r\nmatch: "f($X)"\naction: {replace: "g($X)"}\nexpect: {min: 0}\n' > "$tmp/r.yaml"
+for n in 50000 100000; do
+  python3 -c "import sys; n=int(sys.argv[2]); open(sys.argv[1],'w').write('x = {' + ', '.join(f'\"k{i}\": f({i})' for i in range(n)) + '}\n')" "$tmp/d.py" "$n"
+  echo "one statement, $n matches ($(wc -c < "$tmp/d.py") bytes): $(measure "$bin" apply -r "$tmp/r.yaml" --check "$tmp/d.py" || true)"
 done

@@ -199,6 +199,31 @@ pub(crate) fn check_fixed_point(path: &str, survey: &mut Survey, again: &Survey)
 /// the statements the edits touched are parsed (the tree's top-level statements: of the file,
 /// or of the parsed regions); the whole texts are compared only when one of those
 /// has an error, to tell a new error from one `text`, the input, already had.
+/// Each line of `output` that an edit (ordered ranges) touches, once, in one forward pass:
+/// searching back from each edit for its line's start cost a long line's length per edit.
+fn edited_lines<'o>(output: &'o str, edited: &[Range<usize>]) -> impl Iterator<Item = &'o str> {
+    let mut next_line = 0;
+    let mut searched = 0;
+    let mut line_start = 0;
+    edited.iter().flat_map(move |e| {
+        let (start, end) = (e.start.min(output.len()), e.end.min(output.len()));
+        if let Some(i) = output[searched.min(start)..start].rfind('\n') {
+            line_start = searched.min(start) + i + 1;
+        }
+        searched = searched.max(start);
+        // Lines before `next_line` were given already.
+        let from = line_start.max(next_line);
+        // An edit ending before the last line end found ends on that line.
+        let to = if end < next_line {
+            next_line - 1
+        } else {
+            output[end..].find('\n').map_or(output.len(), |i| end + i)
+        };
+        next_line = next_line.max(to + 1);
+        output.get(from..to).into_iter().flat_map(str::lines)
+    })
+}
+
 fn cpython_error(
     text: &str,
     planned: &[PlannedEdit],
@@ -213,7 +238,12 @@ fn cpython_error(
             start..start + p.edit.text.len()
         })
         .collect();
-    let touches = |r: &Range<usize>| edited.iter().any(|e| e.start <= r.end && r.start <= e.end);
+    // Edits are ordered: the first ending at or after a chunk's start says whether one
+    // touches it (a search, not a scan of every edit for every statement).
+    let touches = |r: &Range<usize>| {
+        let first = edited.partition_point(|e| e.end < r.start);
+        edited.get(first).is_some_and(|e| e.start <= r.end)
+    };
     // The top-level statements of the tree (of a region parse, the regions' statements: a
     // region of many adjacent statements is not checked whole at every step).
     let root = reparsed.tree.root_node();
@@ -239,15 +269,31 @@ fn cpython_error(
     });
     // CPython's nesting limits count the blocks around a statement, which a statement checked
     // alone does not see: an edit whose lines stand that deep is checked in the whole file.
-    let deep = edited.iter().any(|e| {
-        let line_start = output[..e.start].rfind('\n').map_or(0, |i| i + 1);
-        output[line_start..e.end.min(output.len())]
-            .lines()
-            .any(|l| l.len() - l.trim_start().len() >= compile_check::MAX_BLOCKS)
-    });
+    let deep = edited_lines(output, &edited)
+        .any(|l| l.len() - l.trim_start().len() >= compile_check::MAX_BLOCKS);
     // A tab/space mix anywhere makes CPython reject the whole file; the scan is cheap.
     if clean && !deep && cpython::tab_error(output).is_none() {
         return None;
     }
     cpython::new_error(text, output)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::edited_lines;
+
+    #[test]
+    fn each_line_an_edit_touches_is_given_once() {
+        let text = "a = 1\n    b = f(1) + f(2)\nc = 3\nd = f(4\n  + 5)\ne = 6";
+        let at = |s: &str| text.find(s).unwrap();
+        let edits = vec![
+            at("f(1)")..at("f(1)") + 4,
+            at("f(2)")..at("f(2)") + 4,
+            at("f(4")..at("+ 5)") + 4,
+            at("6")..at("6") + 1,
+        ];
+        let lines: Vec<&str> = edited_lines(text, &edits).collect();
+        assert_eq!(lines, ["    b = f(1) + f(2)", "d = f(4", "  + 5)", "e = 6"]);
+        assert_eq!(edited_lines(text, &[0..0]).collect::<Vec<_>>(), ["a = 1"]);
+    }
 }
