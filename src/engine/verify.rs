@@ -280,6 +280,8 @@ fn cpython_error(
 
 #[cfg(test)]
 mod tests {
+    use std::ops::Range;
+
     use super::edited_lines;
 
     #[test]
@@ -294,6 +296,7 @@ mod tests {
         ];
         let lines: Vec<&str> = edited_lines(text, &edits).collect();
         assert_eq!(lines, ["    b = f(1) + f(2)", "d = f(4", "  + 5)", "e = 6"]);
-        assert_eq!(edited_lines(text, &[0..0]).collect::<Vec<_>>(), ["a = 1"]);
+        let at_start = [Range { start: 0, end: 0 }];
+        assert_eq!(edited_lines(text, &at_start).collect::<Vec<_>>(), ["a = 1"]);
     }
 }
