@@ -108,16 +108,9 @@ fn unresolved_name(
     };
     if !declared.imported.is_empty() {
         let ranges: Vec<Range<usize>> = edits.iter().map(|(r, _)| r.clone()).collect();
-        let tree;
-        let root = match output_whole {
-            Some(root) => root,
-            None => {
-                tree = crate::python::parse(output);
-                tree.root_node()
-            }
-        };
+        let tree = crate::python::Held::or_parse(output_whole, output);
         if let Some((name, at, scope)) =
-            names::first_shadowed(output, root, &ranges, &declared.imported)
+            names::first_shadowed(output, tree.root(), &ranges, &declared.imported)
         {
             return Some((
                 format!(

@@ -28,6 +28,32 @@ thread_local! {
     });
 }
 
+/// A whole-file tree a caller already holds, or one parsed for want of it.
+pub enum Held<'t> {
+    /// The root of the caller's tree.
+    Root(Node<'t>),
+    /// A tree parsed here.
+    Parsed(Tree),
+}
+
+impl<'t> Held<'t> {
+    /// `held`, or a parse of `text`.
+    pub fn or_parse(held: Option<Node<'t>>, text: &str) -> Held<'t> {
+        match held {
+            Some(root) => Held::Root(root),
+            None => Held::Parsed(parse(text)),
+        }
+    }
+
+    /// The tree's root.
+    pub fn root(&self) -> Node<'_> {
+        match self {
+            Held::Root(root) => *root,
+            Held::Parsed(tree) => tree.root_node(),
+        }
+    }
+}
+
 /// Parses Python source with this thread's parser.
 pub fn parse(text: &str) -> Tree {
     with_parser(|p| p.parse(text, None))

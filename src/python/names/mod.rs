@@ -169,25 +169,12 @@ pub fn first_unresolved(
     if candidates.is_empty() || output.contains("import *") || output.contains("globals()") {
         return None;
     }
-    let input_tree;
-    let input_root = match whole.input {
-        Some(root) => root,
-        None => {
-            input_tree = crate::python::parse(input);
-            input_tree.root_node()
-        }
-    };
-    if !is_closed(input, input_root) {
+    let input_tree = crate::python::Held::or_parse(whole.input, input);
+    if !is_closed(input, input_tree.root()) {
         return None;
     }
-    let output_tree;
-    let root = match whole.output {
-        Some(root) => root,
-        None => {
-            output_tree = crate::python::parse(output);
-            output_tree.root_node()
-        }
-    };
+    let output_tree = crate::python::Held::or_parse(whole.output, output);
+    let root = output_tree.root();
     // The scopes binding a name, found once per name (each search reads the whole text).
     let mut binders_of: HashMap<String, Vec<Node<'_>>> = HashMap::new();
     for (name, at) in candidates {
