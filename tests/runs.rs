@@ -141,3 +141,62 @@ fn a_replacement_written_with_comments_is_recognised_as_applied() {
     let status = serde_json::to_value(&again.rules[0]).unwrap()["status"].clone();
     assert_eq!(status, "redundant");
 }
+
+/// The fused cross-entropy shapes: the upcast line comes and goes between releases. One rule
+/// with the line marked `# optional` rewrites both, and only what it matched.
+const CROSS_ENTROPY: &str = "id: fused-ce
+match: |
+  logits = self.lm_head($H)
+  logits = logits.float()  # optional
+  loss = self.loss_function($$$A)
+action:
+  replace: |
+    loss = fused_linear_cross_entropy(self.lm_head, $H, $$$A)
+    logits = None
+provides: [fused_linear_cross_entropy]
+";
+
+#[test]
+fn an_optional_statement_may_or_may_not_stand_in_the_run() {
+    let with = "def forward(self, h, labels):\n    logits = self.lm_head(h)\n    logits = logits.float()\n    loss = self.loss_function(logits, labels)\n    return loss\n";
+    let without = "def forward(self, h, labels):\n    logits = self.lm_head(h)\n    loss = self.loss_function(logits, labels)\n    return loss\n";
+    let expected = "def forward(self, h, labels):\n    loss = fused_linear_cross_entropy(self.lm_head, h, logits, labels)\n    logits = None\n    return loss\n";
+    assert_eq!(apply(CROSS_ENTROPY, with), expected);
+    assert_eq!(apply(CROSS_ENTROPY, without), expected);
+    // Another statement where the optional one stands is no match.
+    let other = "def forward(self, h, labels):\n    logits = self.lm_head(h)\n    logits = logits.half()\n    loss = self.loss_function(logits, labels)\n    return loss\n";
+    let set = rules(&format!("{CROSS_ENTROPY}expect: {{min: 0}}\n"));
+    let out = patch(&set, &versions(&[]), "m.py", other).unwrap();
+    assert_eq!(out.output, other);
+}
+
+#[test]
+fn optional_statements_are_tried_present_first_and_bind_only_what_every_variant_binds() {
+    // Present first: with the statement there, the run takes it.
+    let rule = "id: r\nmatch: |\n  a = 1\n  b = $X  # optional\n  c = 3\naction:\n  replace: |\n    abc = 0\n";
+    assert_eq!(apply(rule, "a = 1\nb = 2\nc = 3\n"), "abc = 0\n");
+    assert_eq!(apply(rule, "a = 1\nc = 3\n"), "abc = 0\n");
+    // A template may not use what only the optional statement binds.
+    let uses = "id: r\nmatch: |\n  a = 1\n  b = $X  # optional\n  c = 3\naction:\n  replace: \"abc = $X\"\n";
+    let error = crate::util::rule_error(uses);
+    assert!(error.contains("$X"), "{error}");
+}
+
+#[test]
+fn optional_marks_that_leave_no_valid_sequence_are_errors_at_the_statement() {
+    for (pattern, says) in [
+        (
+            "a = 1  # optional\\nb = 2  # optional",
+            "every statement is optional",
+        ),
+        ("a = 1\\n$$$  # optional\\nb = 2", "cannot be optional"),
+        (
+            "a = 1  # optional\\n$$$\\nb = 2",
+            "leave `$$$` at the sequence's end",
+        ),
+    ] {
+        let rule = format!("id: r\nmatch: \"{pattern}\"\naction: {{delete: true}}\n");
+        let error = crate::util::words(&crate::util::rule_error(&rule));
+        assert!(error.contains(says), "{pattern}: {error}");
+    }
+}

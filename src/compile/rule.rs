@@ -39,7 +39,12 @@ pub(super) fn predicate_pattern(
 ) -> Result<Pattern, RuleError> {
     let pattern =
         Pattern::compile(&snippet.text).map_err(|e| pattern_error(rule, snippet, what, e))?;
-    if matches!(pattern.root, crate::pattern::PatNode::Seq(_)) {
+    let sequence = |n: &crate::pattern::PatNode| matches!(n, crate::pattern::PatNode::Seq(_));
+    let several = match &pattern.root {
+        crate::pattern::PatNode::Any(alternatives) => alternatives.iter().any(sequence),
+        root => sequence(root),
+    };
+    if several {
         return Err(RuleError::new(
             RuleErrorKind::InvalidValue {
                 key: what.trim_matches('`').to_string(),

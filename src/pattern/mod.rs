@@ -7,6 +7,7 @@
 
 pub mod matcher;
 pub mod meta;
+mod optional;
 pub mod query;
 pub mod template;
 
@@ -143,7 +144,9 @@ impl Pattern {
         let statement = match statements.as_slice() {
             [one] => *one,
             [] => return Err(shape_error(0..source.len(), "the pattern is empty")),
-            several => return Self::compile_sequence(source, several, &encoded),
+            several => {
+                return Self::compile_sequence(source, (tree.root_node(), several), &encoded);
+            }
         };
         let mut root = convert(statement, &encoded.text, &encoded, 0)?;
         // `x = f()` parses as an expression statement around an assignment: match the
@@ -167,13 +170,22 @@ impl Pattern {
     /// statement it is (an expression statement stays one, to match a block's children).
     fn compile_sequence(
         source: &str,
-        statements: &[Node<'_>],
+        (module, statements): (Node<'_>, &[Node<'_>]),
         encoded: &Encoded,
     ) -> Result<Pattern, PatternError> {
         let parts = statements
             .iter()
             .map(|s| convert(*s, &encoded.text, encoded, 0))
             .collect::<Result<Vec<_>, _>>()?;
+        let optional = optional::marked(module, statements, &encoded.text);
+        if optional.contains(&true) {
+            let at = |i: usize| encoded.original_range(statements[i].byte_range());
+            let variants = optional::variants(&parts, &optional, at)?
+                .into_iter()
+                .map(|parts| Self::sequence(source, parts))
+                .collect();
+            return Ok(Self::combine(source.to_string(), variants));
+        }
         let ends = [statements[0], statements[statements.len() - 1]];
         for (part, node) in [&parts[0], &parts[parts.len() - 1]].into_iter().zip(ends) {
             if matches!(part, PatNode::Multi(_)) {
@@ -184,16 +196,19 @@ impl Pattern {
                 });
             }
         }
-        let mut root = PatNode::Seq(parts);
-        if let PatNode::Seq(parts) = &mut root {
-            parts.iter_mut().any(mark_action_call);
-        }
-        Ok(Pattern {
+        Ok(Self::sequence(source, parts))
+    }
+
+    /// The sequence pattern of `parts`: its first action call marked.
+    fn sequence(source: &str, mut parts: Vec<PatNode>) -> Pattern {
+        parts.iter_mut().any(mark_action_call);
+        let root = PatNode::Seq(parts);
+        Pattern {
             source: source.to_string(),
             metavars: metavars_of(&[&root]),
             literals: literals_of(&root),
             root,
-        })
+        }
     }
 
     /// Compiles a decorator pattern such as `@torch.compile($$$A)`; a call whose arguments are
@@ -254,20 +269,38 @@ impl Pattern {
         if compiled.len() == 1 {
             return Ok(compiled.remove(0));
         }
+        Ok(Self::combine(sources.join(" | "), compiled))
+    }
+
+    /// Alternatives as one pattern: a match binds what its alternative binds, so only the
+    /// metavariables (and literals) every alternative holds are the pattern's. An alternative
+    /// that is itself several (an optional statement's variants) stands as those.
+    fn combine(source: String, alternatives: Vec<Pattern>) -> Pattern {
         let common = |lists: Vec<&Vec<String>>| -> Vec<String> {
-            let (first, rest) = lists.split_first().expect("at least two alternatives");
+            let Some((first, rest)) = lists.split_first() else {
+                return Vec::new();
+            };
             first
                 .iter()
                 .filter(|x| rest.iter().all(|l| l.contains(x)))
                 .cloned()
                 .collect()
         };
-        Ok(Pattern {
-            source: sources.join(" | "),
-            metavars: common(compiled.iter().map(|p| &p.metavars).collect()),
-            literals: common(compiled.iter().map(|p| &p.literals).collect()),
-            root: PatNode::Any(compiled.into_iter().map(|p| p.root).collect()),
-        })
+        let metavars = common(alternatives.iter().map(|p| &p.metavars).collect());
+        let literals = common(alternatives.iter().map(|p| &p.literals).collect());
+        let roots = alternatives
+            .into_iter()
+            .flat_map(|p| match p.root {
+                PatNode::Any(parts) => parts,
+                one => vec![one],
+            })
+            .collect();
+        Pattern {
+            source,
+            metavars,
+            literals,
+            root: PatNode::Any(roots),
+        }
     }
 
     /// Whether the pattern contains a call an argument action can edit (in every alternative).
