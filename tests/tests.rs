@@ -25,6 +25,7 @@ mod lint;
 mod lsp;
 mod matrix;
 mod outline;
+mod parameters;
 mod pins;
 mod precedence;
 mod prefilter;

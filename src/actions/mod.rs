@@ -11,6 +11,7 @@ mod function;
 mod lookup;
 mod mro;
 mod outline;
+mod parameters;
 mod positional;
 mod rename;
 mod resolve;
