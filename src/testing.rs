@@ -113,7 +113,7 @@ fn file_case(file: &Path, name: String, before: String) -> Result<TestCase, Erro
 
 /// A path the rule's first `files` glob selects, for cases that give none.
 pub fn default_path(rule: &Rule) -> String {
-    let Some(glob) = rule.files.first() else {
+    let Some(glob) = rule.files.iter().find(|g| !g.value.starts_with('!')) else {
         return "test.py".to_string();
     };
     let mut path = glob.value.replace("**/", "").replace("/**", "");

@@ -466,3 +466,25 @@ fn a_layer_list_of_two_possible_classes_is_not_converted() {
         );
     }
 }
+
+/// `files` entries written `!GLOB` leave files out whatever selected them; a list of only
+/// exclusions selects every other file.
+#[test]
+fn files_can_exclude() {
+    let source = "y = f(1)\n";
+    let changed = |files: &str, path: &str| {
+        let rule = format!(
+            "id: r\nfiles: {files}\nmatch: 'f($X)'\naction: {{replace: 'g($X)'}}\nexpect: {{min: 0}}\n"
+        );
+        let set = crate::util::rules(&rule);
+        let out = crate::util::patch(&set, &crate::util::versions(&[]), path, source).unwrap();
+        out.output != source
+    };
+    let both = "['**/modeling_*.py', '!**/modeling_tf_*.py']";
+    assert!(changed(both, "models/bert/modeling_bert.py"));
+    assert!(!changed(both, "models/bert/modeling_tf_bert.py"));
+    assert!(!changed(both, "models/bert/configuration_bert.py"));
+    let only_out = "['!**/tests/**']";
+    assert!(changed(only_out, "pkg/mod.py"));
+    assert!(!changed(only_out, "pkg/tests/test_mod.py"));
+}

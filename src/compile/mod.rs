@@ -46,8 +46,8 @@ pub struct CompiledRule {
     pub pattern: Pattern,
     /// Its `inside.loop` headers, tried in order (none: no loop asked for).
     pub loop_patterns: Vec<LoopPattern>,
-    /// Its `files` globs; `None` selects every file.
-    pub files: Option<GlobSet>,
+    /// Its `files` globs.
+    pub files: Files,
     /// The tree-sitter query that finds candidates for `pattern`.
     pub query_source: String,
     /// That query, compiled when a file first needs it (`None`: tree-sitter refused it, and
@@ -110,6 +110,24 @@ pub struct CompiledConstraint {
     pub not_kinds: Vec<u16>,
     /// Its bound node must hold a match.
     pub has: Option<Pattern>,
+}
+
+/// A rule's `files`, compiled: the globs that select a file (none: every file) and those,
+/// written `!GLOB`, that leave one out whatever selected it.
+#[derive(Debug, Default)]
+pub struct Files {
+    /// Selecting globs; `None` selects every file.
+    pub include: Option<GlobSet>,
+    /// Excluding globs (`!**/tf_*.py`).
+    pub exclude: Option<GlobSet>,
+}
+
+impl Files {
+    /// Whether `path` (`/`-separated) is selected and not excluded.
+    pub fn selects(&self, path: &str) -> bool {
+        self.include.as_ref().is_none_or(|g| g.is_match(path))
+            && !self.exclude.as_ref().is_some_and(|g| g.is_match(path))
+    }
 }
 
 /// A scope predicate's patterns, compiled: what the enclosing class or function must hold and
@@ -242,7 +260,7 @@ impl CompiledRule {
 
     /// Whether the rule's `files` select `path` (`/`-separated).
     pub fn selects(&self, path: &str) -> bool {
-        self.files.as_ref().is_none_or(|g| g.is_match(path))
+        self.files.selects(path)
     }
 }
 

@@ -1,8 +1,8 @@
 //! Compiling one rule: its patterns, globs and templates, each checked against the others.
 
-use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
+use globset::{GlobBuilder, GlobSetBuilder};
 
-use super::{Applied, CompiledConstraint, CompiledRule, ScopePatterns};
+use super::{Applied, CompiledConstraint, CompiledRule, Files, ScopePatterns};
 use crate::actions::{self, AppliedShape, Needs};
 use crate::pattern::matcher::{Bindings, Matcher};
 use crate::pattern::meta::{encode, template_metavars};
@@ -68,7 +68,7 @@ struct Parts {
     when_has: Option<Pattern>,
     when_lacks: Option<Pattern>,
     constraints: Vec<CompiledConstraint>,
-    files: Option<GlobSet>,
+    files: Files,
 }
 
 /// Compiles each part of a rule on its own: the parts, or every error, in the order the
@@ -308,11 +308,9 @@ fn check_template(rule: &Rule, template: &Snippet, bound: &[&str]) -> Result<(),
     Ok(())
 }
 
-/// The rule's `files` globs as one matcher; `None` selects every file.
-fn compile_globs(rule: &Rule) -> Result<Option<GlobSet>, RuleError> {
-    if rule.files.is_empty() {
-        return Ok(None);
-    }
+/// The rule's `files` globs as matchers: those that select, and those written `!GLOB` that
+/// exclude.
+fn compile_globs(rule: &Rule) -> Result<Files, RuleError> {
     let invalid = |reason: String, span| {
         RuleError::new(
             RuleErrorKind::InvalidValue {
@@ -323,18 +321,35 @@ fn compile_globs(rule: &Rule) -> Result<Option<GlobSet>, RuleError> {
             span,
         )
     };
-    let mut builder = GlobSetBuilder::new();
+    let (mut include, mut exclude) = (GlobSetBuilder::new(), GlobSetBuilder::new());
+    let (mut includes, mut excludes) = (0, 0);
     for glob in &rule.files {
-        let compiled = GlobBuilder::new(&glob.value)
+        let (builder, text) = match glob.value.strip_prefix('!') {
+            Some(excluded) => {
+                excludes += 1;
+                (&mut exclude, excluded)
+            }
+            None => {
+                includes += 1;
+                (&mut include, glob.value.as_str())
+            }
+        };
+        let compiled = GlobBuilder::new(text)
             .literal_separator(true)
             .build()
             .map_err(|e| invalid(e.kind().to_string(), glob.span.clone()))?;
         builder.add(compiled);
     }
-    let set = builder
-        .build()
-        .map_err(|e| invalid(e.to_string(), rule.files[0].span.clone()))?;
-    Ok(Some(set))
+    let span = || rule.files.first().map_or(0..0, |g| g.span.clone());
+    let build = |builder: GlobSetBuilder, count: usize| {
+        (count > 0)
+            .then(|| builder.build().map_err(|e| invalid(e.to_string(), span())))
+            .transpose()
+    };
+    Ok(Files {
+        include: build(include, includes)?,
+        exclude: build(exclude, excludes)?,
+    })
 }
 
 /// Whether `guard` matches somewhere in what `template` writes (its metavariables standing for
