@@ -232,3 +232,22 @@ fn sarif_uris_are_percent_encoded() {
         ["uri"];
     assert_eq!(uri, "bad%20%231%2050%25.yaml");
 }
+
+/// A template that writes its own pattern's match is a lint warning at the template; a guard
+/// that recognises the output silences it.
+#[test]
+fn a_template_that_rematches_its_pattern_is_found_at_lint() {
+    let findings = |rule: &str| {
+        regraft::lint::lint_text("r.yaml", rule, regraft::rules::Syntax::Yaml)
+            .iter()
+            .map(|e| e.kind.code_name())
+            .collect::<Vec<_>>()
+    };
+    let wraps = "id: r\nmatch: 'f($X)'\naction: {replace: 'g(f($X))'}\nexpect: 1\n";
+    assert_eq!(findings(wraps), ["regraft::lint::template_rematches"]);
+    let guarded =
+        "id: r\nmatch: 'f($X)'\nnot_inside: 'g(f($X))'\naction: {replace: 'g(f($X))'}\nexpect: 1\n";
+    assert_eq!(findings(guarded), Vec::<&str>::new());
+    let renames = "id: r\nmatch: 'f($X)'\naction: {replace: 'h($X)'}\nexpect: 1\n";
+    assert_eq!(findings(renames), Vec::<&str>::new());
+}

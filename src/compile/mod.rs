@@ -9,6 +9,8 @@ mod order;
 mod replay;
 mod rule;
 
+pub(crate) use rule::writes;
+
 use globset::GlobSet;
 use tree_sitter::Query;
 

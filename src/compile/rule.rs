@@ -354,7 +354,7 @@ fn compile_globs(rule: &Rule) -> Result<Files, RuleError> {
 
 /// Whether `guard` matches somewhere in what `template` writes (its metavariables standing for
 /// any code).
-fn writes(guard: &Pattern, template: &str) -> bool {
+pub(crate) fn writes(guard: &Pattern, template: &str) -> bool {
     let Ok(encoded) = encode(template) else {
         return false;
     };

@@ -108,6 +108,7 @@ fn lint_rule(rule: &Rule) -> Vec<RuleError> {
     out.extend(unused_loop_bindings(rule, compiled));
     out.extend(bindings::disagreeing(rule, compiled));
     out.extend(templates::unparseable(rule));
+    out.extend(templates::rematching(rule, compiled));
     if rule.expect.is_none() {
         out.push(
             RuleError::new(

@@ -149,6 +149,12 @@ pub enum RuleErrorKind {
         /// The rule.
         rule: String,
     },
+    /// A template that writes a match of its own rule's pattern: a second run edits the output
+    /// again, and `apply` refuses it as no fixed point.
+    #[error(
+        "the template writes a match of the rule's own `match`: applied to its output, the rule would edit it again"
+    )]
+    TemplateRematches,
     /// A loop metavariable that `match` never uses.
     #[error("`${name}` is bound by `inside.loop` but `match` never uses it")]
     UnusedLoopBinding {
@@ -207,6 +213,7 @@ impl RuleErrorKind {
             RuleErrorKind::UnknownVersion { .. } => "regraft::rule::unknown_version",
             RuleErrorKind::Unsatisfiable { .. } => "regraft::lint::unsatisfiable",
             RuleErrorKind::NoExpect { .. } => "regraft::lint::no_expect",
+            RuleErrorKind::TemplateRematches => "regraft::lint::template_rematches",
             RuleErrorKind::UnusedLoopBinding { .. } => "regraft::lint::unused_binding",
             RuleErrorKind::BindingsDisagree { .. } => "regraft::lint::bindings_disagree",
             RuleErrorKind::FamilyRanges { .. } => "regraft::lint::family",
@@ -237,6 +244,7 @@ impl RuleErrorKind {
             RuleErrorKind::UnknownVersion { .. } => "version unknown",
             RuleErrorKind::Unsatisfiable { .. } => "empty range",
             RuleErrorKind::NoExpect { .. } => "this rule",
+            RuleErrorKind::TemplateRematches => "matches the rule's pattern",
             RuleErrorKind::UnusedLoopBinding { .. } => "bound here",
             RuleErrorKind::BindingsDisagree { .. } => "bound here",
             RuleErrorKind::FamilyRanges { .. } => "this member",
@@ -247,6 +255,7 @@ impl RuleErrorKind {
     pub fn severity(&self) -> miette::Severity {
         match self {
             RuleErrorKind::NoExpect { .. }
+            | RuleErrorKind::TemplateRematches
             | RuleErrorKind::UnusedLoopBinding { .. }
             | RuleErrorKind::BindingsDisagree { .. }
             | RuleErrorKind::FamilyRanges { .. } => miette::Severity::Warning,
