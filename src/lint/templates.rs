@@ -82,6 +82,26 @@ pub fn unparseable(rule: &Rule) -> Vec<RuleError> {
         .collect()
 }
 
+/// The templates that write a match of the rule's own pattern, where no `unless` or
+/// `not_inside` recognises what they write: the rule would edit its own output again, which
+/// `apply` refuses as no fixed point — found here, at the template, before any target.
+pub(super) fn rematching(rule: &Rule, compiled: &crate::compile::CompiledRule) -> Vec<RuleError> {
+    if compiled.guard_is_own_output {
+        return Vec::new();
+    }
+    actions::unit(&rule.action)
+        .templates(&rule.action.args)
+        .into_iter()
+        .filter(|t| crate::compile::writes(&compiled.pattern, &t.text))
+        .map(|t| {
+            RuleError::new(RuleErrorKind::TemplateRematches, &rule.origin.file, t.span.clone())
+                .with_help(
+                    "add `unless:` (or `not_inside:`) with the code the template writes, or narrow `match` so it does not find it",
+                )
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -103,24 +123,4 @@ mod tests {
             assert!(!reads_as_python(&stand_in(bad)), "{bad}");
         }
     }
-}
-
-/// The templates that write a match of the rule's own pattern, where no `unless` or
-/// `not_inside` recognises what they write: the rule would edit its own output again, which
-/// `apply` refuses as no fixed point — found here, at the template, before any target.
-pub(super) fn rematching(rule: &Rule, compiled: &crate::compile::CompiledRule) -> Vec<RuleError> {
-    if compiled.guard_is_own_output {
-        return Vec::new();
-    }
-    actions::unit(&rule.action)
-        .templates(&rule.action.args)
-        .into_iter()
-        .filter(|t| crate::compile::writes(&compiled.pattern, &t.text))
-        .map(|t| {
-            RuleError::new(RuleErrorKind::TemplateRematches, &rule.origin.file, t.span.clone())
-                .with_help(
-                    "add `unless:` (or `not_inside:`) with the code the template writes, or narrow `match` so it does not find it",
-                )
-        })
-        .collect()
 }
