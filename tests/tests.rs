@@ -35,5 +35,6 @@ mod retire;
 mod rule_tests;
 mod runs;
 mod scopes;
+mod strings;
 mod vocabulary;
 mod whisper;

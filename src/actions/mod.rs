@@ -17,6 +17,7 @@ mod rename;
 mod resolve;
 pub mod signature;
 mod statement;
+mod strings;
 
 use std::ops::Range;
 

@@ -5,6 +5,7 @@ pub mod cpython;
 mod declarations;
 pub mod grammar;
 pub mod imports;
+pub mod literal;
 pub mod names;
 pub mod regions;
 
@@ -419,6 +420,18 @@ impl InStrings {
             .get(self.next)
             .is_some_and(|r| r.start < at && at < r.end)
     }
+}
+
+/// A node kind in words, with its article: `call` → "a call", `if_statement` → "an if
+/// statement".
+pub fn describe_kind(kind: &str) -> String {
+    let words = kind.replace('_', " ");
+    let article = if words.starts_with(['a', 'e', 'i', 'o', 'u']) {
+        "an"
+    } else {
+        "a"
+    };
+    format!("{article} {words}")
 }
 
 /// Whether `identifier` is the attribute of an `obj.name`: a name looked up on an object,

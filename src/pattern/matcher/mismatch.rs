@@ -22,15 +22,7 @@ fn plural(n: usize) -> &'static str {
     if n == 1 { "" } else { "s" }
 }
 
-fn describe_kind(kind: &str) -> String {
-    let words = kind.replace('_', " ");
-    let article = if words.starts_with(['a', 'e', 'i', 'o', 'u']) {
-        "an"
-    } else {
-        "a"
-    };
-    format!("{article} {words}")
-}
+use crate::python::describe_kind;
 
 impl Matcher<'_> {
     /// The first difference between `pattern` and `node`, or `None` where they match.

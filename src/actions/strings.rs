@@ -1,0 +1,144 @@
+//! `edit_string`: a regex replacement on a string literal's *value* — a docstring's line, a
+//! message, an attention-implementation name — written back in the literal's own prefix and
+//! quotes (`python::literal`), as ast-grep's `transform.replace` edits a capture's text. The
+//! regex sees what Python sees (escapes decoded), so `\n` in the source is a line break to it.
+
+use regex::Regex;
+use tree_sitter::Node;
+
+use super::{ActionFailure, ActionUnit, Facts, Needs, Signatures, Site, register_action};
+use crate::edit::Edit;
+use crate::pattern::matcher::Capture;
+use crate::rules::action::{ActionSpec, Arg, ArgReader};
+use crate::rules::error::RuleError;
+use crate::rules::model::{Snippet, Spanned};
+
+/// `edit_string: {regex: RE, by: TEXT, of: $S}`: replaces every match of `RE` in the value of
+/// the string `$S` binds (or the match itself) by `TEXT` (`$1`, `${name}`: the regex's groups).
+#[derive(Debug)]
+pub struct EditString;
+register_action!(EditString);
+
+impl ActionSpec for EditString {
+    fn name(&self) -> &'static str {
+        "edit_string"
+    }
+
+    fn read(&self, args: &ArgReader<'_>) -> Result<Arg, RuleError> {
+        let within = "`edit_string`";
+        args.fields(&["regex", "by", "of"], within, "a mapping {regex, by, of}")?;
+        let regex = args.require("regex", within)?;
+        if let Err(e) = Regex::new(&regex.string()?.value) {
+            return Err(regex.invalid(format!("not a regex: {e}")));
+        }
+        let mut fields = vec![
+            (Spanned::new("regex".into(), 0..0), regex.text()?),
+            (
+                Spanned::new("by".into(), 0..0),
+                args.require("by", within)?.text()?,
+            ),
+        ];
+        if let Some(of) = args.field("of") {
+            let name = of.string()?;
+            let bare = name.value.strip_prefix('$').unwrap_or("");
+            if bare.is_empty()
+                || !bare
+                    .chars()
+                    .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
+            {
+                return Err(of.invalid("`of` names one metavariable, such as `$DOC`"));
+            }
+            fields.push((Spanned::new("of".into(), 0..0), of.text()?));
+        }
+        Ok(Arg::Fields(fields))
+    }
+}
+
+impl ActionUnit for EditString {
+    fn facts(&self) -> Facts {
+        Facts {
+            needs: Needs::Anything,
+            edits_within_match: true,
+        }
+    }
+
+    /// `by` is a regex replacement (`$1` is a group), not a template.
+    fn templates<'a>(&self, _: &'a Arg) -> Vec<&'a Snippet> {
+        Vec::new()
+    }
+
+    fn metavar_args<'a>(&self, args: &'a Arg) -> Vec<&'a Snippet> {
+        args.field("of").map(Arg::snippets).unwrap_or_default()
+    }
+
+    fn explain(&self, args: &Arg) -> String {
+        let field = |k: &str| args.field(k).map_or("", Arg::text);
+        let of = args
+            .field("of")
+            .map_or("the match".to_string(), |o| format!("`{}`", o.text()));
+        format!(
+            "in the value of the string {of}, replace /{}/ by `{}`",
+            field("regex"),
+            field("by")
+        )
+    }
+
+    fn plan(
+        &self,
+        args: &Arg,
+        site: &Site<'_, '_>,
+        _: &mut Signatures,
+    ) -> Result<Vec<Edit>, ActionFailure> {
+        let field = |k: &str| args.field(k).map_or("", Arg::text);
+        let node = target(site, args.field("of").map(Arg::text))?;
+        let text = &site.source[node.byte_range()];
+        let literal = crate::python::literal::read(text)
+            .map_err(|why| ActionFailure::at(node.byte_range(), "this string", why))?;
+        let regex = Regex::new(field("regex")).expect("checked when the rule was read");
+        let value = regex.replace_all(&literal.value, field("by"));
+        if value == literal.value {
+            return Ok(Vec::new());
+        }
+        let written = literal
+            .write(&value)
+            .map_err(|why| ActionFailure::at(node.byte_range(), "this string", why))?;
+        Ok(site.changing(Some(Edit {
+            range: node.byte_range(),
+            text: written,
+        })))
+    }
+}
+
+/// The string literal the action edits: what `of` binds, or the match; an expression
+/// statement holding only a string (a docstring) stands for that string.
+fn target<'t>(site: &Site<'_, 't>, of: Option<&str>) -> Result<Node<'t>, ActionFailure> {
+    let node = match of {
+        None => site.node,
+        Some(name) => match site.bindings.get(name.trim_start_matches('$')) {
+            Some(Capture::One(node)) => *node,
+            _ => {
+                return Err(ActionFailure::at(
+                    site.range(),
+                    "this match",
+                    format!("`{name}` binds no single node here"),
+                ));
+            }
+        },
+    };
+    let node = if node.kind() == "expression_statement" && node.named_child_count() == 1 {
+        node.named_child(0).unwrap_or(node)
+    } else {
+        node
+    };
+    if node.kind() != "string" {
+        return Err(ActionFailure::at(
+            node.byte_range(),
+            "not a string",
+            format!(
+                "`edit_string` edits one string literal; this is {}",
+                crate::python::describe_kind(node.kind())
+            ),
+        ));
+    }
+    Ok(node)
+}

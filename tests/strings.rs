@@ -1,0 +1,66 @@
+//! `edit_string`: a regex on a string literal's value, written back in its own quotes.
+
+use crate::util::{patch, render, rules, versions, words};
+
+fn run(rule: &str, source: &str) -> Result<String, String> {
+    let set = rules(rule);
+    match patch(&set, &versions(&[]), "m.py", source) {
+        Ok(out) => {
+            let again = patch(&set, &versions(&[]), "m.py", &out.output).unwrap();
+            assert_eq!(again.output, out.output, "not a fixed point");
+            Ok(out.output)
+        }
+        Err(e) => Err(words(&render(&e))),
+    }
+}
+
+#[test]
+fn a_docstring_line_is_rewritten_in_its_own_quotes() {
+    let rule = "id: r\nmatch: |\n  def forward($$$P):\n      $DOC\n      $$$B\naction: {edit_string: {of: $DOC, regex: '(?m)^(\\s*)Args:$', by: '${1}Arguments:'}}\n";
+    let source = "def forward(x):\n    \"\"\"Run.\n\n    Args:\n        x: it's \\\"x\\\"\n    \"\"\"\n    return x\n";
+    assert_eq!(
+        run(rule, source).unwrap(),
+        "def forward(x):\n    \"\"\"Run.\n\n    Arguments:\n        x: it's \"x\"\n    \"\"\"\n    return x\n",
+        "escapes elsewhere in the string are written in one way: the value is what counts"
+    );
+}
+
+#[test]
+fn a_value_is_what_python_reads_and_is_quoted_back() {
+    let rule = "id: r\nmatch: 'attn_implementation = $S'\naction: {edit_string: {of: $S, regex: '^eager$', by: \"it's sdpa\"}}\n";
+    assert_eq!(
+        run(rule, "attn_implementation = 'eager'\n").unwrap(),
+        "attn_implementation = 'it\\'s sdpa'\n"
+    );
+    // Groups of the regex, not metavariables, in `by`.
+    let rule = "id: r\nmatch: 'warn($S)'\naction: {edit_string: {of: $S, regex: '(\\w+)` is deprecated', by: '${1}` is removed'}}\n";
+    assert_eq!(
+        run(rule, "warn(\"`foo` is deprecated\")\n").unwrap(),
+        "warn(\"`foo` is removed\")\n"
+    );
+}
+
+#[test]
+fn what_cannot_be_rewritten_is_refused_at_the_string() {
+    let rule = |of: &str| {
+        format!(
+            "id: r\nmatch: 'warn($S)'\naction: {{edit_string: {{of: {of}, regex: 'a', by: 'b'}}}}\n"
+        )
+    };
+    for (source, says) in [
+        ("warn(f\"a{x}\")\n", "not text whose value can be rewritten"),
+        ("warn(b\"a\")\n", "not text whose value can be rewritten"),
+        ("warn(\"a\" \"c\")\n", "edits one string literal"),
+        ("warn(x)\n", "edits one string literal"),
+    ] {
+        let e = run(&rule("$S"), source).unwrap_err();
+        assert!(e.contains(says), "{source}: {e}");
+    }
+    let raw = "id: r\nmatch: 'warn($S)'\naction: {edit_string: {of: $S, regex: 'a', by: '\"'}}\n";
+    let e = run(raw, "warn(r\"a\")\n").unwrap_err();
+    assert!(e.contains("cannot be written as a raw"), "{e}");
+    let bad = crate::util::rule_error(
+        "id: r\nmatch: 'warn($S)'\naction: {edit_string: {of: $S, regex: '(', by: 'b'}}\n",
+    );
+    assert!(words(&bad).contains("not a regex"), "{bad}");
+}
