@@ -18,10 +18,10 @@ use crate::rules::convert::is_identifier;
 use crate::rules::error::RuleError;
 use crate::rules::model::{Snippet, Spanned};
 
-/// Parameter actions edit the `def` line of the function they match.
+/// Parameter actions edit the `def` line of the function they match, and read its body.
 const ON_FUNCTION: Facts = Facts {
     needs: Needs::Function,
-    edits_within_match: true,
+    edits_within_match: false,
 };
 
 /// `add_parameter: {name, default, annotation, keyword_only}`: adds a parameter.
