@@ -97,18 +97,36 @@ impl ActionUnit for AddParameter {
         let name = args.field("name").map_or("", Arg::text);
         let indent = crate::python::node_indent(site.source, site.node);
         let wanted = declaration(args, |t| substitute(t, site.bindings, site.source, indent));
-        if let Some(existing) = list.named(name) {
-            // Already there as written: applied. Otherwise it is another parameter.
-            let same = normalized(&site.source[existing.byte_range()]) == normalized(&wanted);
+        let keyword_only = args.field("keyword_only").is_some_and(Arg::flag);
+        let section = if keyword_only {
+            Section::KeywordOnly
+        } else {
+            Section::Either
+        };
+        one_parameter(&wanted, section)
+            .map_err(|why| ActionFailure::at(site.node.byte_range(), "this function", why))?;
+        if let Some(i) = list.position(name) {
+            // Already there as written, among the same kind: applied. Otherwise another one.
+            let existing = list.items[i];
+            let same = normalized(&site.source[existing.byte_range()]) == normalized(&wanted)
+                && list.section(i) == section;
             return if same {
                 Ok(Vec::new())
             } else {
                 Err(ActionFailure::at(
                     existing.byte_range(),
                     "this parameter",
-                    format!("the function already has a parameter `{name}`, not `{wanted}`"),
+                    format!(
+                        "the function already has `{}` as a {} parameter; the rule adds `{wanted}` as a {} one",
+                        &site.source[existing.byte_range()],
+                        list.section(i).words(),
+                        section.words()
+                    ),
                 ))
             };
+        }
+        if let Some((at, why)) = list.dynamic_scope() {
+            return Err(ActionFailure::at(at, "here", why));
         }
         if let Some(read) = list.body_uses(name) {
             return Err(ActionFailure::at(
@@ -119,8 +137,7 @@ impl ActionUnit for AddParameter {
                 ),
             ));
         }
-        let keyword_only = args.field("keyword_only").is_some_and(Arg::flag);
-        Ok(vec![list.insertion(&wanted, keyword_only)?])
+        list.insertion(&wanted, keyword_only)
     }
 }
 
@@ -164,13 +181,23 @@ impl ActionUnit for RemoveParameter {
     ) -> Result<Vec<Edit>, ActionFailure> {
         let list = Parameters::of(site)?;
         let name = args.text();
-        let Some(at) = list
-            .items
-            .iter()
-            .position(|p| param_name(*p, site.source) == Some(name))
-        else {
+        let Some(at) = list.position(name) else {
             return Ok(Vec::new());
         };
+        if let Some((at, why)) = list.dynamic_scope() {
+            return Err(ActionFailure::at(at, "here", why));
+        }
+        if at == 0
+            && let Some(call) = list.zero_argument_super()
+        {
+            return Err(ActionFailure::at(
+                call,
+                "here",
+                format!(
+                    "`super()` without arguments reads the first parameter, `{name}`: removing it breaks the call"
+                ),
+            ));
+        }
         if let Some(read) = list.body_uses(name) {
             return Err(ActionFailure::at(
                 read,
@@ -219,11 +246,46 @@ impl<'s, 't> Parameters<'s, 't> {
         })
     }
 
-    fn named(&self, name: &str) -> Option<Node<'t>> {
+    fn position(&self, name: &str) -> Option<usize> {
         self.items
             .iter()
-            .copied()
-            .find(|p| param_name(*p, self.source) == Some(name))
+            .position(|p| param_name(*p, self.source) == Some(name))
+    }
+
+    /// A call in the body that reads its local variables by name (`locals()`, `vars()`,
+    /// `eval`, `exec`, a frame's `f_locals`): adding or removing a parameter changes what it
+    /// sees, which no edit here can check.
+    fn dynamic_scope(&self) -> Option<(std::ops::Range<usize>, String)> {
+        let body = self.function.child_by_field_name("body")?;
+        ["locals", "vars", "eval", "exec", "_getframe", "currentframe"]
+            .into_iter()
+            .find_map(|name| {
+                crate::python::names::identifiers_named(body, self.source, name)
+                    .find(|n| n.parent().is_some_and(|p| p.kind() == "call" || p.kind() == "attribute"))
+                    .map(|n| {
+                        (
+                            n.byte_range(),
+                            format!("the body calls `{name}`, which sees the function's variables by name: a parameter added or removed changes what it returns"),
+                        )
+                    })
+            })
+    }
+
+    /// A `super()` call without arguments in the body (it reads the first parameter).
+    fn zero_argument_super(&self) -> Option<std::ops::Range<usize>> {
+        let body = self.function.child_by_field_name("body")?;
+        crate::python::names::identifiers_named(body, self.source, "super")
+            .filter_map(|n| n.parent().filter(|p| p.kind() == "call"))
+            .find(|call| {
+                call.child_by_field_name("arguments")
+                    .is_some_and(|a| a.named_child_count() == 0)
+            })
+            .map(|call| call.byte_range())
+            .or_else(|| {
+                crate::python::names::identifiers_named(body, self.source, "__class__")
+                    .next()
+                    .map(|n| n.byte_range())
+            })
     }
 
     /// Where the body (decorators and defaults aside: they run outside) uses identifier
@@ -235,14 +297,28 @@ impl<'s, 't> Parameters<'s, 't> {
             .map(|n| n.byte_range())
     }
 
-    /// The edit that adds `declaration` where its kind goes.
-    fn insertion(&self, declaration: &str, keyword_only: bool) -> Result<Edit, ActionFailure> {
-        let first_of = |kinds: &[&str]| self.items.iter().position(|p| kinds.contains(&p.kind()));
-        let star = first_of(&["list_splat_pattern", "keyword_separator"]);
-        let double_star = first_of(&["dictionary_splat_pattern"]);
-        if !keyword_only
-            && let Some(s) = star.filter(|s| self.items[*s].kind() == "list_splat_pattern")
-        {
+    /// What item `i` is.
+    fn item(&self, i: usize) -> Item {
+        item(self.items[i])
+    }
+
+    /// Which parameters item `i` is among.
+    fn section(&self, i: usize) -> Section {
+        if (i + 1..self.items.len()).any(|j| self.item(j) == Item::Slash) {
+            Section::PositionalOnly
+        } else if (0..i).any(|j| matches!(self.item(j), Item::Star | Item::VarArgs)) {
+            Section::KeywordOnly
+        } else {
+            Section::Either
+        }
+    }
+
+    /// The edits that add `declaration` where its kind goes.
+    fn insertion(&self, declaration: &str, keyword_only: bool) -> Result<Vec<Edit>, ActionFailure> {
+        let first = |f: &dyn Fn(Item) -> bool| (0..self.items.len()).find(|&i| f(self.item(i)));
+        let star = first(&|k| matches!(k, Item::Star | Item::VarArgs));
+        let double_star = first(&|k| k == Item::VarKeywords);
+        if !keyword_only && let Some(s) = star.filter(|&s| self.item(s) == Item::VarArgs) {
             return Err(ActionFailure::at(
                 self.items[s].byte_range(),
                 "`*args`",
@@ -250,90 +326,108 @@ impl<'s, 't> Parameters<'s, 't> {
             ));
         }
         // The parameter goes before this item (or at the end).
-        let (before, text) = match (keyword_only, star) {
-            (false, Some(s)) => (Some(s), declaration.to_string()),
-            (false, None) => (double_star, declaration.to_string()),
-            (true, Some(_)) => (double_star, declaration.to_string()),
-            (true, None) => (double_star, format!("*, {declaration}")),
-        };
-        Ok(self.insert_at(before, &text))
+        Ok(match (keyword_only, star) {
+            (false, Some(s)) => self.insert_at(Some(s), &[declaration]),
+            (false, None) | (true, Some(_)) => self.insert_at(double_star, &[declaration]),
+            (true, None) => self.insert_at(double_star, &["*", declaration]),
+        })
     }
 
-    /// Inserts `text` as a new item before item `before` (`None`: after the last), in the
+    /// Whether item `i` stands alone on its line (a list written one per line).
+    fn own_line(&self, i: usize) -> bool {
+        let start = self.items[i].start_byte();
+        let line = self.source[..start].rfind('\n').map_or(0, |n| n + 1);
+        self.source[line..start].trim().is_empty()
+    }
+
+    /// Inserts `texts` as new items before item `before` (`None`: after the last), in the
     /// list's layout.
-    fn insert_at(&self, before: Option<usize>, text: &str) -> Edit {
-        let multiline = self.source[self.node.byte_range()].contains('\n');
-        let anchor = match before {
-            Some(i) => self.items.get(i).copied(),
-            None => None,
+    fn insert_at(&self, before: Option<usize>, texts: &[&str]) -> Vec<Edit> {
+        let at = |offset: usize, text: String| Edit {
+            range: offset..offset,
+            text,
         };
-        match (anchor, self.items.last()) {
+        let indented = |i: usize| line_indent(self.source, self.items[i].start_byte());
+        match (before, self.items.len().checked_sub(1)) {
             // Before an item: written where it starts, in its layout.
-            (Some(item), _) => {
-                let separator = if multiline {
-                    format!(",\n{}", line_indent(self.source, item.start_byte()))
+            (Some(i), _) => {
+                let separator = if self.own_line(i) {
+                    format!(",\n{}", indented(i))
                 } else {
                     ", ".into()
                 };
-                let at = item.start_byte();
-                Edit {
-                    range: at..at,
-                    text: format!("{text}{separator}"),
-                }
+                let mut text = texts.join(&separator);
+                text.push_str(&separator);
+                vec![at(self.items[i].start_byte(), text)]
             }
-            // After the last item's line where the list ends in a comma (its comment stays
-            // with it), else right after it.
+            // After the last item: on lines of their own after its line (its comment staying
+            // with it) where the list is one per line, else right after it.
             (None, Some(last)) => {
-                let rest = &self.source[last.end_byte()..];
-                let trailing_comma = rest.trim_start_matches([' ', '\t']).starts_with(',');
-                if multiline && trailing_comma {
-                    let at = last.end_byte() + rest.find('\n').unwrap_or(rest.len());
-                    let indent = line_indent(self.source, last.start_byte());
-                    return Edit {
-                        range: at..at,
-                        text: format!("\n{indent}{text},"),
-                    };
+                let end = self.items[last].end_byte();
+                if !self.own_line(last) {
+                    return vec![at(end, format!(", {}", texts.join(", ")))];
                 }
-                let at = last.end_byte();
-                let separator = if multiline {
-                    format!(",\n{}", line_indent(self.source, last.start_byte()))
+                let separator = format!(",\n{}", indented(last));
+                let rest = &self.source[end..];
+                let comma = rest.trim_start_matches([' ', '\t']).starts_with(',');
+                let mut line_end = end + rest.find('\n').unwrap_or(rest.len());
+                if self.source[..line_end].ends_with('\r') {
+                    line_end -= 1;
+                }
+                let added = texts.join(&separator);
+                if comma {
+                    vec![at(line_end, format!("\n{}{added},", indented(last)))]
                 } else {
-                    ", ".into()
-                };
-                Edit {
-                    range: at..at,
-                    text: format!("{separator}{text}"),
+                    vec![
+                        at(end, ",".into()),
+                        at(line_end, format!("\n{}{added}", indented(last))),
+                    ]
                 }
             }
             // An empty list: between its brackets.
-            (None, None) => {
-                let at = self.node.start_byte() + 1;
-                Edit {
-                    range: at..self.node.end_byte() - 1,
-                    text: text.into(),
-                }
-            }
+            (None, None) => vec![Edit {
+                range: self.node.start_byte() + 1..self.node.end_byte() - 1,
+                text: texts.join(", "),
+            }],
         }
     }
 
     /// The edit that removes item `at` with one of the commas around it; a bare `*` or `/`
-    /// left with nothing to mark goes too.
+    /// left with nothing to mark goes too. An item on a line of its own goes with its line
+    /// (and its comment).
     fn removal(&self, at: usize) -> Edit {
-        let mut first = at;
-        let mut last = at;
-        let lone = |i: usize, kind: &str| self.items.get(i).is_some_and(|p| p.kind() == kind);
+        let (mut first, mut last) = (at, at);
         // `*, x` with x the only keyword-only parameter: the `*` would mark nothing.
-        if at > 0 && lone(at - 1, "keyword_separator") {
-            let keyword_only_left = self.items[at + 1..]
-                .iter()
-                .any(|p| p.kind() != "dictionary_splat_pattern");
+        if at > 0 && self.item(at - 1) == Item::Star {
+            let keyword_only_left = (at + 1..self.items.len()).any(|i| self.item(i) == Item::Param);
             if !keyword_only_left {
                 first = at - 1;
             }
         }
         // `x, /` with x the only positional-only parameter: `/` alone is no list.
-        if lone(at + 1, "positional_separator") && at == 0 {
+        if at == 0 && at + 1 < self.items.len() && self.item(at + 1) == Item::Slash {
             last = at + 1;
+        }
+        if first == 0 && last + 1 == self.items.len() {
+            // Nothing left: the brackets close on nothing (a trailing comma goes too).
+            return Edit {
+                range: self.node.start_byte() + 1..self.node.end_byte() - 1,
+                text: String::new(),
+            };
+        }
+        if first == last && self.own_line(at) && last + 1 < self.items.len()
+            || self.whole_lines(first, last)
+        {
+            let start = self.items[first].start_byte();
+            let line_start = self.source[..start].rfind('\n').map_or(0, |n| n + 1);
+            let end = self.items[last].end_byte();
+            let line_end = self.source[end..]
+                .find('\n')
+                .map_or(self.source.len(), |n| end + n + 1);
+            return Edit {
+                range: line_start..line_end,
+                text: String::new(),
+            };
         }
         let start = self.items[first].start_byte();
         let end = self.items[last].end_byte();
@@ -347,6 +441,67 @@ impl<'s, 't> Parameters<'s, 't> {
         Edit {
             range,
             text: String::new(),
+        }
+    }
+
+    /// Whether items `first..=last` fill their lines alone, each line ending in a comma (a
+    /// one-per-line list with a trailing comma): then their lines go whole.
+    fn whole_lines(&self, first: usize, last: usize) -> bool {
+        (first..=last).all(|i| self.own_line(i)) && {
+            let end = self.items[last].end_byte();
+            let rest = self.source[end..].trim_start_matches([' ', '\t']);
+            rest.starts_with(',')
+                && rest[1..]
+                    .trim_start_matches([' ', '\t'])
+                    .starts_with(['\n', '\r', '#'])
+        }
+    }
+}
+
+/// What a parameter-list item is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Item {
+    /// A named parameter (with or without default and annotation).
+    Param,
+    /// `/`.
+    Slash,
+    /// A bare `*`.
+    Star,
+    /// `*args` (annotated or not).
+    VarArgs,
+    /// `**kwargs` (annotated or not).
+    VarKeywords,
+}
+
+fn item(p: Node<'_>) -> Item {
+    let splat = |n: Node<'_>| match n.kind() {
+        "list_splat_pattern" => Some(Item::VarArgs),
+        "dictionary_splat_pattern" => Some(Item::VarKeywords),
+        _ => None,
+    };
+    match p.kind() {
+        "positional_separator" => Item::Slash,
+        "keyword_separator" => Item::Star,
+        // `*args: T` is a typed parameter around the splat.
+        "typed_parameter" => p.named_child(0).and_then(splat).unwrap_or(Item::Param),
+        _ => splat(p).unwrap_or(Item::Param),
+    }
+}
+
+/// Which parameters an item is among.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Section {
+    PositionalOnly,
+    Either,
+    KeywordOnly,
+}
+
+impl Section {
+    fn words(self) -> &'static str {
+        match self {
+            Section::PositionalOnly => "positional-only",
+            Section::Either => "positional-or-keyword",
+            Section::KeywordOnly => "keyword-only",
         }
     }
 }
@@ -393,8 +548,11 @@ fn normalized(code: &str) -> String {
 fn identifier(args: &ArgReader<'_>, within: &str) -> Result<Arg, RuleError> {
     let value = args.require("name", within)?;
     let name = value.string()?;
-    if !is_identifier(&name.value) {
-        return Err(value.invalid(format!("`{}` is not an identifier", name.value)));
+    if !is_identifier(&name.value) || one_parameter(&name.value, Section::KeywordOnly).is_err() {
+        return Err(value.invalid(format!(
+            "`{}` is not a name a parameter can have",
+            name.value
+        )));
     }
     value.text()
 }
@@ -405,4 +563,34 @@ fn is_keyword_name(n: Node<'_>) -> bool {
     n.parent()
         .filter(|p| p.kind() == "keyword_argument")
         .is_some_and(|p| p.child_by_field_name("name") == Some(n))
+}
+
+/// `Err` unless `declaration` is one parameter of that kind: a default or annotation could
+/// otherwise bring more (`default: "1, c=2"`) or not be Python.
+fn one_parameter(declaration: &str, section: Section) -> Result<(), String> {
+    let star = if section == Section::KeywordOnly {
+        "*, "
+    } else {
+        ""
+    };
+    let code = format!("def _rg({star}{declaration}):\n    pass\n");
+    let tree = crate::python::parse(&code);
+    let count = tree
+        .root_node()
+        .named_child(0)
+        .and_then(|f| f.child_by_field_name("parameters"))
+        .map(|p| {
+            let mut cursor = p.walk();
+            p.named_children(&mut cursor)
+                .filter(|c| item(*c) == Item::Param && c.kind() != "comment")
+                .count()
+        });
+    let valid = !tree.root_node().has_error()
+        && count == Some(1)
+        && crate::python::cpython::errors(&code).is_empty();
+    if valid {
+        Ok(())
+    } else {
+        Err(format!("`{declaration}` is not one parameter"))
+    }
 }
