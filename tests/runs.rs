@@ -200,3 +200,17 @@ fn optional_marks_that_leave_no_valid_sequence_are_errors_at_the_statement() {
         assert!(error.contains(says), "{pattern}: {error}");
     }
 }
+
+/// A run is found at its first statement: a rarer literal in a later statement (`a` is in
+/// two places here, `s` in one) must not narrow the search to where no run starts.
+#[test]
+fn a_run_is_found_whatever_statement_holds_its_rarest_literal() {
+    let rule = "id: r\nmatch: |\n  a = $X\n  s = \"ha\"\n  b = $X\naction: {replace: \"d = $X\"}\nexpect: 1\n";
+    assert_eq!(apply(rule, "a = 2\ns = \"ha\"\nb = 2\n"), "d = 2\n");
+    let optional = "id: r\nmatch: |\n  a = $X\n  log(\"optional\")  # optional\n  b = $X\naction: {replace: \"d = $X\"}\nexpect: 1\n";
+    assert_eq!(
+        apply(optional, "a = 2\nlog(\"optional\")\nb = 2\n"),
+        "d = 2\n"
+    );
+    assert_eq!(apply(optional, "a = 2\nb = 2\n"), "d = 2\n");
+}

@@ -351,7 +351,7 @@ impl RuleSet {
         let literals: Vec<Vec<String>> = compiled.iter().map(CompiledRule::literals).collect();
         let inside_matches: Vec<Vec<String>> = compiled
             .iter()
-            .map(|r| r.pattern.literals.clone())
+            .map(|r| r.pattern.anchor_literals())
             .collect();
         let by_root_kind = by_root_kind(&compiled);
         let rooted_below = rooted_below(&by_root_kind);

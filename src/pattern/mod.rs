@@ -303,6 +303,31 @@ impl Pattern {
         }
     }
 
+    /// The literals inside the node a match is found at, to anchor the search for candidates
+    /// by: all of them, except for a statement sequence, which is found at its first statement
+    /// (a literal of a later statement stands outside that node: anchoring on it missed every
+    /// run whose later statements held the rarest literal).
+    pub fn anchor_literals(&self) -> Vec<String> {
+        fn of(root: &PatNode) -> Vec<String> {
+            match root {
+                PatNode::Seq(parts) => parts.first().map(literals_of).unwrap_or_default(),
+                PatNode::Any(alternatives) => {
+                    let lists: Vec<Vec<String>> = alternatives.iter().map(of).collect();
+                    let Some((first, rest)) = lists.split_first() else {
+                        return Vec::new();
+                    };
+                    first
+                        .iter()
+                        .filter(|x| rest.iter().all(|l| l.contains(x)))
+                        .cloned()
+                        .collect()
+                }
+                other => literals_of(other),
+            }
+        }
+        of(&self.root)
+    }
+
     /// Whether the pattern contains a call an argument action can edit (in every alternative).
     pub fn has_call(&self) -> bool {
         let has = |root: &PatNode| {
