@@ -186,14 +186,20 @@ fn optional_statements_are_tried_present_first_and_bind_only_what_every_variant_
 fn optional_marks_that_leave_no_valid_sequence_are_errors_at_the_statement() {
     for (pattern, says) in [
         (
-            "a = 1  # optional\\nb = 2  # optional",
-            "every statement is optional",
+            "a = 1  # optional\\nb = 2",
+            "first statement cannot be optional",
         ),
         ("a = 1\\n$$$  # optional\\nb = 2", "cannot be optional"),
+        ("a = 1\\n$$$\\nb = 2  # optional", "would leave `$$$` last"),
         (
-            "a = 1  # optional\\n$$$\\nb = 2",
-            "leave `$$$` at the sequence's end",
+            "a = 1\\nif a:  # optional\\n  x = 1\\nb = 2",
+            "marks a statement of a sequence",
         ),
+        (
+            "a = 1\\nif a:\\n  x = 1  # optional\\n  y = 2\\nb = 2",
+            "marks a statement of a sequence",
+        ),
+        ("a = 1  # optional", "marks a statement of a sequence"),
     ] {
         let rule = format!("id: r\nmatch: \"{pattern}\"\naction: {{delete: true}}\n");
         let error = crate::util::words(&crate::util::rule_error(&rule));

@@ -142,7 +142,14 @@ impl Pattern {
         check_syntax(&encoded, &encoded.text, tree.root_node(), "")?;
         let statements = python::significant_children(tree.root_node());
         let statement = match statements.as_slice() {
-            [one] => *one,
+            [one] => {
+                // A mark on the one statement is a mistake, reported at the mark.
+                optional::marked(tree.root_node(), &[*one], &encoded.text).map_err(|mut e| {
+                    e.range = encoded.original_range(e.range);
+                    e
+                })?;
+                *one
+            }
             [] => return Err(shape_error(0..source.len(), "the pattern is empty")),
             several => {
                 return Self::compile_sequence(source, (tree.root_node(), several), &encoded);
@@ -177,7 +184,10 @@ impl Pattern {
             .iter()
             .map(|s| convert(*s, &encoded.text, encoded, 0))
             .collect::<Result<Vec<_>, _>>()?;
-        let optional = optional::marked(module, statements, &encoded.text);
+        let optional = optional::marked(module, statements, &encoded.text).map_err(|mut e| {
+            e.range = encoded.original_range(e.range);
+            e
+        })?;
         if optional.contains(&true) {
             let at = |i: usize| encoded.original_range(statements[i].byte_range());
             let variants = optional::variants(&parts, &optional, at)?

@@ -16,18 +16,47 @@ const MARK: &str = "# optional";
 const MAX_OPTIONAL: usize = 6;
 
 /// Which of `statements` (the sequence's, in order) carry the `# optional` mark at the end of
-/// their last line; `root` is the parse holding them and their comments.
-pub(super) fn marked(root: Node<'_>, statements: &[Node<'_>], text: &str) -> Vec<bool> {
-    let mut cursor = root.walk();
-    let marks: Vec<usize> = root
-        .children(&mut cursor)
-        .filter(|c| c.kind() == "comment" && text[c.byte_range()].trim_end() == MARK)
-        .map(|c| c.start_position().row)
-        .collect();
-    statements
-        .iter()
-        .map(|s| marks.contains(&s.end_position().row))
-        .collect()
+/// their last line; `root` is the parse holding them and their comments. A mark anywhere else
+/// (a compound statement's header, a nested block, a one-statement pattern) is an error at the
+/// mark: it would be a plain comment, and the statement silently required.
+pub(super) fn marked(
+    root: Node<'_>,
+    statements: &[Node<'_>],
+    text: &str,
+) -> Result<Vec<bool>, PatternError> {
+    let marks = marks(root, text);
+    let mut out = vec![false; statements.len()];
+    for mark in marks {
+        let row = mark.start_position().row;
+        let at = statements
+            .iter()
+            .position(|s| s.end_position().row == row && s.end_byte() <= mark.start_byte());
+        match at {
+            Some(i) if statements.len() > 1 && mark.parent() == Some(root) => out[i] = true,
+            _ => {
+                return Err(PatternError {
+                    range: mark.byte_range(),
+                    reason: "`# optional` marks a statement of a sequence: it ends the last line of one of the pattern's top-level statements, in a pattern of several".into(),
+                    metavar: false,
+                });
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The `# optional` comments anywhere in the tree.
+fn marks<'t>(root: Node<'t>, text: &str) -> Vec<Node<'t>> {
+    let mut out = Vec::new();
+    let mut stack = vec![root];
+    while let Some(n) = stack.pop() {
+        if n.kind() == "comment" && text[n.byte_range()].trim_end() == MARK {
+            out.push(n);
+        }
+        let mut cursor = n.walk();
+        stack.extend(n.children(&mut cursor));
+    }
+    out
 }
 
 /// The variants of `parts` (`optional[i]` saying which may be left out), most statements
@@ -51,6 +80,12 @@ pub(super) fn variants(
         return Err(error(
             i,
             "`$$$` already matches any number of statements; it cannot be optional",
+        ));
+    }
+    if which.first() == Some(&0) {
+        return Err(error(
+            0,
+            "the first statement cannot be optional: runs would start at two places, with it and after it; start the sequence with a statement that is always there",
         ));
     }
     if which.len() == parts.len() {
@@ -85,7 +120,7 @@ pub(super) fn variants(
             let i = (0..parts.len()).find(|&i| left_out(i)).unwrap_or(0);
             return Err(error(
                 i,
-                "left out, this optional statement would leave `$$$` at the sequence's end; a sequence starts and ends with a statement",
+                "left out, this optional statement would leave `$$$` last; a sequence starts and ends with a statement",
             ));
         }
         out.push(variant);
