@@ -64,3 +64,21 @@ fn what_cannot_be_rewritten_is_refused_at_the_string() {
     );
     assert!(words(&bad).contains("not a regex"), "{bad}");
 }
+
+#[test]
+fn comments_are_stripped_and_strings_kept() {
+    let rule = "id: r\nmatch: 'def f($$$P): $$$B'\naction: {strip_comments: true}\n";
+    let source = "def f(a,  # the a\n      b):\n    # why\n    x = a  # note\n    s = \"# not a comment\"\n    return x  # type: int\n\n\n# after\n";
+    assert_eq!(
+        run(rule, source).unwrap(),
+        "def f(a,\n      b):\n    x = a\n    s = \"# not a comment\"\n    return x\n\n\n# after\n"
+    );
+    let keep =
+        "id: r\nmatch: 'def f($$$P): $$$B'\naction: {strip_comments: {keep: '^# (type|noqa)'}}\n";
+    assert_eq!(
+        run(keep, "def f(a):\n    # why\n    return a  # type: int\n").unwrap(),
+        "def f(a):\n    return a  # type: int\n"
+    );
+    let crlf = "def f(a):\r\n    # why\r\n    return a  # b\r\n";
+    assert_eq!(run(rule, crlf).unwrap(), "def f(a):\r\n    return a\r\n");
+}

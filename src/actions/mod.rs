@@ -7,6 +7,7 @@ pub mod arglist;
 mod bindings;
 mod call;
 mod check;
+mod comments;
 mod function;
 mod lookup;
 mod mro;
