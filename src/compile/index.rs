@@ -70,11 +70,15 @@ pub(super) fn by_root_kind(rules: &[CompiledRule]) -> Vec<Vec<usize>> {
     let language = python::language();
     let mut by_kind: Vec<Vec<usize>> = vec![Vec::new(); language.node_kind_count()];
     for (i, rule) in rules.iter().enumerate() {
-        let roots = match &rule.pattern.root {
-            PatNode::Any(alternatives) => alternatives.iter().collect(),
-            PatNode::Seq(parts) => vec![&parts[0]],
-            root => vec![root],
-        };
+        // Where a match is found: a sequence's first statement, each alternative's root.
+        fn roots(root: &PatNode) -> Vec<&PatNode> {
+            match root {
+                PatNode::Any(alternatives) => alternatives.iter().flat_map(roots).collect(),
+                PatNode::Seq(parts) => vec![&parts[0]],
+                root => vec![root],
+            }
+        }
+        let roots = roots(&rule.pattern.root);
         for root in roots {
             match root {
                 PatNode::Node(n) => {

@@ -141,8 +141,8 @@ impl Engine<'_> {
     }
 
     /// Each rule's candidates as the anchor occurrences' ancestors (and themselves) of a kind
-    /// the rule's pattern may be rooted at; `None` where a rule has no anchor, or matches a
-    /// statement sequence (found at its first statement, which need not hold the anchor).
+    /// the rule's pattern may be rooted at; `None` where a rule has no anchor. A statement
+    /// sequence is anchored on a literal of its first statement, where it is found.
     fn anchor_candidates<'t>(
         &self,
         hits: &Hits,
@@ -150,15 +150,6 @@ impl Engine<'_> {
         active: &[RuleId],
         indexes: &[usize],
     ) -> Option<Vec<Vec<Node<'t>>>> {
-        let sequence = |id: &RuleId| {
-            matches!(
-                self.rules.rule(*id).pattern.root,
-                crate::pattern::PatNode::Seq(_)
-            )
-        };
-        if active.iter().any(sequence) {
-            return None;
-        }
         let anchors = self.rules.prefilter.anchors(hits, indexes)?;
         let rooted = |node: Node<'_>, rule: usize| {
             self.rules
