@@ -85,10 +85,49 @@ expect: {{min: 0}}
 """
 
 
+# Rules that name no class: they select by structure (a regex over class names, `has`), so
+# every file holding their pattern's literals is parsed. A port has some of these too.
+GENERIC = [
+    """id: generic-attention-scaling
+files: ['**/models/*/modeling_*.py']
+inside:
+  class: {regex: '.*Attention', has: 'self.scaling = $S'}
+  function: forward
+match: 'attn_output = self.o_proj(attn_output)'
+action: {replace: 'attn_output = self.o_proj(attn_output.contiguous())'}
+expect: {min: 0}
+""",
+    """id: generic-mlp-down
+files: ['**/models/*/modeling_*.py']
+inside:
+  class: {regex: '.*MLP', has: 'self.down_proj = nn.Linear($$$A)'}
+  function: forward
+match: 'return self.down_proj($X)'
+expect: {min: 0}
+""",
+    """id: generic-layer-residual
+files: ['**/models/*/modeling_*.py']
+inside:
+  class: {regex: '.*DecoderLayer', has: 'self.$N = $C($$$A)', lacks: 'self.gradient_checkpointing = True'}
+  function: forward
+match: |
+  residual = hidden_states
+  hidden_states = self.input_layernorm(hidden_states)
+expect: {min: 0}
+""",
+    """id: generic-causal-slice
+files: ['**/models/*/modeling_*.py']
+inside: {class: {regex: '.*ForCausalLM'}, function: forward}
+match: 'slice_indices = slice(-logits_to_keep, None) if isinstance(logits_to_keep, int) else logits_to_keep'
+expect: {min: 0}
+""",
+]
+
+
 def main():
     tree, out = sys.argv[1], sys.argv[2]
     n = int(sys.argv[3]) if len(sys.argv) > 3 else 120
-    docs = []
+    docs = list(GENERIC)
     for model, classes in families(tree):
         docs.extend(rules_for(model, classes))
         if len(docs) >= n:
@@ -97,7 +136,7 @@ def main():
     if len(docs) < n:
         sys.exit(f"only {len(docs)} rules: the tree has too few families")
     Path(out).write_text("---\n".join(docs), encoding="utf-8")
-    print(f"{len(docs)} rules from {len(docs) // 6} families -> {out}", file=sys.stderr)
+    print(f"{len(docs)} rules ({len(GENERIC)} generic) -> {out}", file=sys.stderr)
 
 
 if __name__ == "__main__":
