@@ -214,12 +214,7 @@ class Rules:
         cached = self._disabled.get(key, False)
         if cached is not False:
             return cached
-        native = self._native.without(names)
-        rules = None
-        if native is not None:
-            digest = hashlib.sha256(f"{self.fingerprint}|off:{key}".encode()).hexdigest()
-            rules = Rules(native, digest)
-            rules._origin = self._origin
+        rules = self._without(names)
         self._disabled[key] = rules
         return rules
 
@@ -283,14 +278,38 @@ class Rules:
         """
         if on_error not in ("raise", "warn"):
             raise ValueError(f"on_error must be 'raise' or 'warn', not {on_error!r}")
-        try:
-            output, _ = self._apply_reporting(source, filename, versions, phase, context, module, unit)
-        except RegraftError as error:
-            if on_error == "raise":
-                raise
-            warnings.warn(str(error), RuntimeWarning, stacklevel=2)
-            return source
-        return output
+        rules: Optional[Rules] = self
+        dropped: List[str] = []
+        while rules is not None:
+            try:
+                output, _ = rules._apply_reporting(source, filename, versions, phase, context,
+                                                   module, unit)
+                return output
+            except RegraftError as error:
+                if on_error == "raise":
+                    raise
+                # Isolation per rule: the rule that failed is dropped, alone, and the others
+                # still apply; a failure no rule owns leaves the source as it was.
+                rule = getattr(error, "rule_id", None)
+                if not rule or rule in dropped:
+                    warnings.warn(str(error), RuntimeWarning, stacklevel=2)
+                    return source
+                dropped.append(rule)
+                warnings.warn(f"{error} — applied without rule `{rule}`", RuntimeWarning,
+                              stacklevel=2)
+                rules = rules._without([rule])
+        return source
+
+    def _without(self, names: List[str]) -> Optional["Rules"]:
+        """These rules less ``names`` (rule ids, packs, groups or families); ``None`` where
+        none is left."""
+        native = self._native.without(names)
+        if native is None:
+            return None
+        digest = hashlib.sha256(f"{self.fingerprint}|off:{','.join(names)}".encode()).hexdigest()
+        rules = Rules(native, digest)
+        rules._origin = self._origin
+        return rules
 
     def _would_run(self, filename: str, versions: Mapping[str, str], phase: Optional[str], unit: str) -> bool:
         """Whether any rule would run on top-level ``unit`` of the file ``filename``."""

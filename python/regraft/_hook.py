@@ -1,0 +1,297 @@
+"""The import hook: ``install(rules, packages=[...])`` patches whole modules as they are
+imported, ``uninstall(hook)`` takes it away (and, asked to, re-imports what it patched)."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import linecache
+import marshal
+import sys
+import types
+import warnings
+from typing import Any, List, Mapping, Optional, Sequence, Tuple
+
+from . import _cache
+from ._native import RegraftError
+
+
+class _Loader(importlib.machinery.SourceFileLoader):
+    """Reads a module's source, patches it (or takes the patched text from the cache), and
+    compiles it at the file's own line numbers; never writes bytecode of the patched text."""
+
+    def __init__(self, fullname: str, path: str, hook: "Hook") -> None:
+        super().__init__(fullname, path)
+        self._hook = hook
+
+    def get_code(self, fullname: str) -> types.CodeType:
+        path = self.get_filename(fullname)
+        with open(path, "rb") as f:
+            raw = f.read()
+        source = importlib.util.decode_source(raw)
+        patched = self._hook.patched_source(fullname, path, source)
+        if patched == source:
+            # Nothing changed: the normal loader, with its bytecode cache.
+            return importlib.machinery.SourceFileLoader(fullname, path).get_code(fullname)
+        lines = patched.splitlines(keepends=True)
+        linecache.cache[path] = (len(patched), None, lines, path)
+        if fullname not in self._hook.modules:
+            self._hook.modules.append(fullname)
+        return self._hook.code_of(patched, path)
+
+    def set_data(self, path: str, data: bytes, *, _mode: int = 0o666) -> None:
+        """Bytecode of patched code must not land in __pycache__ for the unpatched file."""
+
+
+class Hook(importlib.abc.MetaPathFinder):
+    """The finder ``install()`` puts on ``sys.meta_path``."""
+
+    def __init__(self, rules: Any, packages: Sequence[str], phase: Optional[str],
+                 versions: Optional[Mapping[str, str]], cache: Optional[str], on_error: str) -> None:
+        self.rules = rules
+        self.packages = tuple(packages)
+        self.phase = phase
+        self.versions = versions
+        self.cache = cache
+        self._cache = _cache.Cache(cache) if cache else None
+        self.on_error = on_error
+        self.hits = 0
+        self.misses = 0
+        self.skipped = 0
+        """Modules no rule selects, left to the normal loader."""
+        self._installed: Optional[Mapping[str, str]] = None
+        self.modules: List[str] = []
+        """The modules this hook patched as they were imported, in that order."""
+
+    @property
+    def installed(self) -> bool:
+        """Whether the hook is on ``sys.meta_path``: ``False`` for one that ``install`` did not
+        put there (``outside_support="skip"``, every rule disabled) or that was uninstalled."""
+        return self in sys.meta_path
+
+    def _selects(self, fullname: str) -> bool:
+        return any(fullname == p or fullname.startswith(p + ".") for p in self.packages)
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
+        if not self._selects(fullname):
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(fullname, path)
+        if spec is None:
+            return spec
+        if not isinstance(spec.loader, importlib.machinery.SourceFileLoader):
+            # A zip import or bytecode-only module: no source file to patch. Say so where a
+            # rule would have run on it, rather than import it unpatched in silence.
+            origin = spec.origin or ""
+            if origin and spec.has_location and self._may_patch(origin):
+                warnings.warn(f"regraft: {fullname} is loaded by {type(spec.loader).__name__} "
+                              f"from {origin}, not from a source file: its rules did not run",
+                              RuntimeWarning, stacklevel=2)
+            return spec
+        if not self._may_patch(spec.origin):
+            # No rule selects this file (by its path, phase and version gates): the normal
+            # loader runs it from its bytecode cache, and nothing of it is cached here.
+            self.skipped += 1
+            return spec
+        spec.loader = _Loader(fullname, spec.origin, self)
+        return spec
+
+    def _versions(self) -> Mapping[str, str]:
+        if self.versions is not None:
+            return self.versions
+        if self._installed is None:
+            from . import installed_versions
+
+            self._installed = installed_versions(self.rules.packages)
+        return self._installed
+
+    def _may_patch(self, filename: str) -> bool:
+        """Whether any rule would run on the file (asked natively, without reading it)."""
+        try:
+            return self.rules._would_run(filename, self._versions(), self.phase, None)
+        except RegraftError:
+            return True  # let patching report the problem where it happens
+
+    def patched_source(self, fullname: str, path: str, source: str) -> str:
+        versions = self._versions()
+        key = None
+        if self._cache is not None:
+            from . import __version__
+
+            key = self._cache.key([source, path, fullname, self.rules.fingerprint,
+                                   repr(sorted(versions.items())), self.phase or "",
+                                   self.on_error, __version__])
+            found = self._cache.read(key)
+            if found is not None:
+                self.hits += 1
+                text, drift = found
+                # Drift warned about when the entry was made is warned about on every start.
+                for message in drift:
+                    warnings.warn(message, RuntimeWarning, stacklevel=2)
+                return text
+        self.misses += 1
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            patched = self.rules.apply(source, filename=path, versions=versions, phase=self.phase,
+                                       on_error=self.on_error)
+        drift = [str(w.message) for w in caught if issubclass(w.category, RuntimeWarning)]
+        for w in caught:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        if key is not None:
+            self._cache.write(key, patched, drift)
+        return patched
+
+
+    def code_of(self, patched: str, path: str) -> types.CodeType:
+        """``patched`` compiled for ``path``; with a cache, the bytecode is kept beside the text
+        (keyed on both and on this interpreter's bytecode version), so a warm start compiles
+        nothing."""
+        if self._cache is None:
+            return compile(patched, path, "exec", dont_inherit=True)
+        key = self._cache.key([patched, path, importlib.util.MAGIC_NUMBER.hex()])
+        stored = self._cache.read_code(key)
+        if stored is not None:
+            try:
+                code = marshal.loads(stored)
+                if isinstance(code, types.CodeType):
+                    return code
+            except (ValueError, EOFError, TypeError):
+                pass
+        code = compile(patched, path, "exec", dont_inherit=True)
+        self._cache.write_code(key, marshal.dumps(code))
+        return code
+
+
+def install(rules: Any, packages: Sequence[str] = ("transformers",), *, phase: Optional[str] = None,
+            versions: Optional[Mapping[str, str]] = None, cache: Optional[str] = None,
+            on_error: str = "raise", children: bool = False,
+            supports: Optional[Mapping[str, str]] = None, outside_support: str = "warn") -> Hook:
+    """Patches the modules of ``packages`` as they are imported (modules imported before keep
+    their code: import them after this, or ``importlib.reload`` them). ``cache`` is a folder
+    for patched sources keyed by source × path × rules × versions, so a second start rewrites
+    nothing; it must belong to the current user and be writable by nobody else (else it is not
+    used, with a warning), and each entry is verified before it is run (see ``_cache``).
+    Survives ``importlib.reload``; ``uninstall(hook)`` removes it.
+
+    ``children=True`` carries the hook into child interpreters this process starts (data-loader
+    workers and ``multiprocessing`` children started with ``spawn``, tools that start their own
+    Python workers): the same rules and settings go into the environment variable
+    ``REGRAFT_BOOTSTRAP``, and the ``regraft-bootstrap.pth`` the wheel installs re-installs
+    them at the child's start, before its first import. Off by default: a child sees only
+    what its parent asked for.
+
+    ``supports`` declares the package versions the rules were written for (``{"transformers":
+    ">=4.46,<5.30"}``, PEP 440); where an installed version falls outside, ``outside_support``
+    decides: ``"warn"`` (install, with a ``RuntimeWarning``), ``"skip"`` (warn and install
+    nothing: a patcher never half-patches a release it does not know) or ``"error"`` (raise
+    ``RegraftError``)."""
+    if outside_support not in ("warn", "skip", "error"):
+        raise ValueError(f"outside_support must be 'warn', 'skip' or 'error', not {outside_support!r}")
+    enabled = rules._enabled()
+    if enabled is None:
+        warnings.warn("regraft: REGRAFT_DISABLE turns every rule off: the import hook is not "
+                      "installed", RuntimeWarning, stacklevel=2)
+        return Hook(rules, packages, phase, versions, cache, on_error)
+    hook = Hook(enabled, packages, phase, versions, cache, on_error)
+    for active in sys.meta_path:
+        if isinstance(active, Hook) and _same_activation(active, hook):
+            # One activation per process: a second hook would rewrite nothing more (the first
+            # already patches these imports) but would make two of everything to undo.
+            warnings.warn("regraft: these rules are already installed for "
+                          f"{', '.join(hook.packages)}; the hook installed first is returned",
+                          RuntimeWarning, stacklevel=2)
+            return active
+    # The window is checked against the versions given and against those installed: the
+    # installed code is what runs.
+    outside = _outside_support(supports or {}, hook._versions())
+    if not outside and versions is not None:
+        outside = _outside_support(supports or {}, {})
+    if outside:
+        message = (f"regraft: {outside} is outside the versions these rules support "
+                   f"({', '.join(f'{p} {s}' for p, s in (supports or {}).items())})")
+        if outside_support == "error":
+            raise RegraftError(message)
+        warnings.warn(message + ("; not installed" if outside_support == "skip" else ""),
+                      RuntimeWarning, stacklevel=2)
+        if outside_support == "skip":
+            return hook
+    if children:
+        from . import _bootstrap
+
+        _bootstrap.export(rules, packages, phase, versions, cache, on_error)
+        hook._exported = True
+    sys.meta_path.insert(0, hook)
+    return hook
+
+
+def _same_activation(a: Hook, b: Hook) -> bool:
+    """Whether two hooks would patch the same modules with the same rules the same way."""
+    return (a.rules.fingerprint == b.rules.fingerprint and a.packages == b.packages
+            and a.phase == b.phase and a.versions == b.versions and a.on_error == b.on_error)
+
+
+def _outside_support(supports: Mapping[str, str], installed: Mapping[str, str]) -> str:
+    """The first ``package version`` installed outside its supported specifiers, or ``""``. A
+    package that is not installed is no concern of the window; one that is installed but
+    whose version cannot be read (no ``Version`` in its metadata, metadata that cannot be
+    read, a version PEP 440 cannot parse) is outside it: nothing says it is inside."""
+    from ._native import admits
+
+    for package, specifiers in supports.items():
+        admits(specifiers, "0")  # a specifier that does not parse is the caller's error
+        version = installed.get(package)
+        if version is None:
+            present, version = _installed_version(package)
+            if not present:
+                continue
+            if not version:
+                return f"{package} (installed, its version unreadable)"
+        try:
+            inside = admits(specifiers, version)
+        except Exception:  # the native parser's error for a version PEP 440 cannot parse
+            return f"{package} {version} (not a PEP 440 version)"
+        if not inside:
+            return f"{package} {version}"
+    return ""
+
+
+def _installed_version(package: str) -> Tuple[bool, Optional[str]]:
+    """Whether ``package`` is installed, and its version as its metadata says (None where
+    that cannot be read)."""
+    from importlib import metadata
+
+    try:
+        return True, metadata.version(package)
+    except metadata.PackageNotFoundError:
+        return False, None
+    except Exception:  # metadata that cannot be read or parsed: installed, version unknown
+        return True, None
+
+
+def uninstall(hook: Hook, *, reload: bool = False) -> List[str]:
+    """Removes a hook ``install()`` returned. A hook installed with ``children=True`` stops
+    being handed to children started later. Modules it patched keep their patched code unless
+    ``reload=True``: then each is re-imported from its own source (``importlib.reload``, last
+    patched first) and the list of them is returned. A reload rebinds the module's names; what
+    other code took from it before (``from m import Cls``, instances of its classes) keeps the
+    patched objects — as after any reload."""
+    if hook in sys.meta_path:
+        sys.meta_path.remove(hook)
+    if getattr(hook, "_exported", False):
+        from . import _bootstrap
+
+        _bootstrap.withdraw()
+        hook._exported = False
+    reloaded: List[str] = []
+    if reload:
+        for name in reversed(hook.modules):
+            module = sys.modules.get(name)
+            if module is not None:
+                # The patched text registered for the file would still be what tracebacks
+                # and `inspect.getsource` show.
+                linecache.cache.pop(getattr(module, "__file__", None) or "", None)
+                importlib.reload(module)
+                reloaded.append(name)
+        hook.modules.clear()
+    return reloaded

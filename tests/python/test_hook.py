@@ -1,0 +1,86 @@
+"""The import hook's promises: one activation per process, undo that re-imports what it
+patched, a rule that fails dropped alone, and a hook that says whether it is installed."""
+
+import importlib
+import inspect
+import sys
+import warnings
+
+import pytest
+
+import regraft
+
+from test_runtime import BOOM, POSITIONAL, toy  # noqa: F401  (the fixture)
+
+DRIFTING = POSITIONAL.replace("id: toy-layers-positional", "id: toy-drifts").replace(
+    "for $L in self.layers", "for $L in self.blocks")
+
+
+def _fresh_import():
+    for name in ["toymodels.modeling_toy", "toymodels"]:
+        sys.modules.pop(name, None)
+    return importlib.import_module("toymodels.modeling_toy")
+
+
+def test_a_rule_that_fails_is_dropped_alone_and_the_others_apply(toy):  # noqa: F811
+    rules = regraft.Rules.parse(DRIFTING + "---\n" + BOOM)
+    hook = regraft.install(rules, packages=["toymodels"], versions={}, on_error="warn")
+    try:
+        with pytest.warns(RuntimeWarning, match="applied without rule `toy-drifts`"):
+            module = _fresh_import()
+        assert 'raise ValueError("patched boom")' in inspect.getsource(module.ToyModel.fails)
+    finally:
+        regraft.uninstall(hook)
+
+
+def test_a_second_install_of_the_same_rules_returns_the_first(toy):  # noqa: F811
+    rules = regraft.Rules.parse(POSITIONAL)
+    first = regraft.install(rules, packages=["toymodels"], versions={})
+    try:
+        with pytest.warns(RuntimeWarning, match="already installed"):
+            second = regraft.install(rules, packages=["toymodels"], versions={})
+        assert second is first
+        assert sum(isinstance(h, regraft.runtime.Hook) for h in sys.meta_path) == 1
+    finally:
+        regraft.uninstall(first)
+    assert not first.installed
+
+
+def test_uninstall_can_reimport_what_the_hook_patched(toy):  # noqa: F811
+    hook = regraft.install(regraft.Rules.parse(POSITIONAL), packages=["toymodels"], versions={})
+    module = _fresh_import()
+    assert "x = layer(x, m, b)" in inspect.getsource(module.ToyModel.forward)
+    assert hook.modules == ["toymodels.modeling_toy"]
+    assert regraft.uninstall(hook, reload=True) == ["toymodels.modeling_toy"]
+    assert "x = layer(x, bias=b, mask=m)" in inspect.getsource(module.ToyModel.forward)
+    module.ToyLayer.calls.clear()
+    module.ToyModel().forward(1, 2, 3)
+    assert all(kwargs for _, kwargs in module.ToyLayer.calls), "the stock code runs again"
+    # Installed again: one patch, not two.
+    hook = regraft.install(regraft.Rules.parse(POSITIONAL), packages=["toymodels"], versions={})
+    try:
+        module = importlib.reload(module)
+        assert inspect.getsource(module.ToyModel.forward).count("layer(x, m, b)") == 1
+    finally:
+        regraft.uninstall(hook)
+
+
+def test_a_hook_says_whether_it_is_installed(tmp_path, monkeypatch):
+    rules = regraft.Rules.parse(POSITIONAL)
+    with pytest.warns(RuntimeWarning, match="not installed"):
+        skipped = regraft.install(rules, packages=["toymodels"], versions={"transformers": "4.40"},
+                                  supports={"transformers": ">=4.46"}, outside_support="skip")
+    assert not skipped.installed
+    # The window is checked against the installed version too, not only against `versions=`.
+    info = tmp_path / "windowpkg-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: windowpkg\nVersion: 1.0\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(regraft.RegraftError, match="windowpkg 1.0 is outside"):
+        regraft.install(rules, packages=["toymodels"], versions={"windowpkg": "2.5"},
+                        supports={"windowpkg": ">=2"}, outside_support="error")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        hook = regraft.install(rules, packages=["toymodels"], versions={})
+    assert hook.installed
+    regraft.uninstall(hook)
