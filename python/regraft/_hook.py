@@ -22,24 +22,29 @@ class _Loader(importlib.machinery.SourceFileLoader):
     """Reads a module's source, patches it (or takes the patched text from the cache), and
     compiles it at the file's own line numbers; never writes bytecode of the patched text."""
 
-    def __init__(self, fullname: str, path: str, hook: "Hook") -> None:
+    def __init__(self, fullname: str, path: str, hooks: List["Hook"]) -> None:
         super().__init__(fullname, path)
-        self._hook = hook
+        self._hooks = hooks
 
     def get_code(self, fullname: str) -> types.CodeType:
         path = self.get_filename(fullname)
         with open(path, "rb") as f:
             raw = f.read()
         source = importlib.util.decode_source(raw)
-        patched = self._hook.patched_source(fullname, path, source)
+        # Every installed pack that selects the module, the first installed first: a later
+        # pack sees the earlier one's edits, as a rule `after:` another does.
+        patched = source
+        for hook in self._hooks:
+            before = patched
+            patched = hook.patched_source(fullname, path, patched)
+            if patched != before and fullname not in hook.modules:
+                hook.modules.append(fullname)
         if patched == source:
             # Nothing changed: the normal loader, with its bytecode cache.
             return importlib.machinery.SourceFileLoader(fullname, path).get_code(fullname)
         lines = patched.splitlines(keepends=True)
         linecache.cache[path] = (len(patched), None, lines, path)
-        if fullname not in self._hook.modules:
-            self._hook.modules.append(fullname)
-        return self._hook.code_of(patched, path)
+        return self._hooks[-1].code_of(patched, path)
 
     def set_data(self, path: str, data: bytes, *, _mode: int = 0o666) -> None:
         """Bytecode of patched code must not land in __pycache__ for the unpatched file."""
@@ -89,12 +94,17 @@ class Hook(importlib.abc.MetaPathFinder):
                               f"from {origin}, not from a source file: its rules did not run",
                               RuntimeWarning, stacklevel=2)
             return spec
-        if not self._may_patch(spec.origin):
+        # This hook is the first on `sys.meta_path` asked: it loads for every installed pack.
+        hooks = [h for h in reversed(sys.meta_path)
+                 if isinstance(h, Hook) and h._selects(fullname) and h._may_patch(spec.origin)]
+        if self not in sys.meta_path and self._may_patch(spec.origin):
+            hooks.append(self)
+        if not hooks:
             # No rule selects this file (by its path, phase and version gates): the normal
             # loader runs it from its bytecode cache, and nothing of it is cached here.
             self.skipped += 1
             return spec
-        spec.loader = _Loader(fullname, spec.origin, self)
+        spec.loader = _Loader(fullname, spec.origin, hooks)
         return spec
 
     def _versions(self) -> Mapping[str, str]:

@@ -179,7 +179,7 @@ def test_entries_are_keyed_by_the_module_path(toy, tmp_path):
 
 
 def test_a_warm_start_compiles_nothing_and_a_damaged_bytecode_entry_is_rebuilt(toy, tmp_path, monkeypatch):
-    import regraft.runtime as runtime
+    import regraft._hook as runtime
 
     rules = regraft.Rules.parse(POSITIONAL)
     cache = tmp_path / "cache"
