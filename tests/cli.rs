@@ -778,3 +778,25 @@ fn a_rule_that_matches_another_rules_output_is_told_apart_from_one_that_reedits_
     assert!(stderr.contains("after: [edit]"), "{stderr}");
     assert!(!stderr.contains("applied to its own output"), "{stderr}");
 }
+
+/// `--verify`: the check a runtime patcher passes — exit 0 where every rule applies cleanly,
+/// however many files would change; drift still fails.
+#[test]
+fn verify_passes_rules_that_apply_and_fails_drift() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("m.py"), "y = f(1)\n").unwrap();
+    std::fs::write(
+        dir.path().join("r.yaml"),
+        "id: r\nmatch: 'f($X)'\naction: {replace: 'g($X)'}\nexpect: 1\n",
+    )
+    .unwrap();
+    let verify = crate::util::regraft(&["apply", "--no-config", "-r", "r.yaml", "--verify", "m.py"], dir.path());
+    assert_eq!(verify.status.code(), Some(0));
+    assert!(crate::util::text(&verify.stderr).contains("every rule applies cleanly (1 of 1 file would change)"));
+    let check = crate::util::regraft(&["apply", "--no-config", "-r", "r.yaml", "--check", "m.py"], dir.path());
+    assert_eq!(check.status.code(), Some(1), "--check: a change is what fails");
+    assert_eq!(std::fs::read_to_string(dir.path().join("m.py")).unwrap(), "y = f(1)\n");
+    std::fs::write(dir.path().join("m.py"), "y = h(1)\n").unwrap();
+    let drift = crate::util::regraft(&["apply", "--no-config", "-r", "r.yaml", "--verify", "m.py"], dir.path());
+    assert_eq!(drift.status.code(), Some(3), "{}", crate::util::text(&drift.stderr));
+}

@@ -29,6 +29,11 @@ pub(super) struct ApplyArgs {
     /// Exit 1 if any file would change; write nothing.
     #[arg(long, group = "mode")]
     check: bool,
+    /// Exit 0 when every rule still applies cleanly (pins hold, expectations met; no drift,
+    /// conflict or refusal), whether or not files would change; write nothing. The check of a
+    /// runtime patcher, whose targets are upstream's sources.
+    #[arg(long, group = "mode")]
+    verify: bool,
     /// How to report: `json` (every file and rule), `sarif` or `github` (failures, warnings,
     /// and each site a rule changes or would change).
     #[arg(long, value_enum, default_value_t = Format::Human)]
@@ -104,7 +109,7 @@ pub(super) fn run(args: ApplyArgs, colors: Colors) -> Result<u8, Error> {
     let outcomes = patch_all(&engine, &versions, &plan, &args);
     let unselected = match plan.stdin {
         true => 0,
-        false => super::unselected::report(&rules, &plan.files, args.check),
+        false => super::unselected::report(&rules, &plan.files, args.check || args.verify),
     };
     let mut exit = report_failures(&outcomes, &args, colors);
     for line in super::totals::missed(
@@ -221,7 +226,7 @@ fn plan(args: &ApplyArgs) -> Result<Plan, Error> {
             alias.display
         ));
     }
-    let to_stdout = !(args.diff || args.write || args.check) && args.format == Format::Human;
+    let to_stdout = !(args.diff || args.write || args.check || args.verify) && args.format == Format::Human;
     if to_stdout && (files.len() != 1 || args.paths.iter().any(|p| p.is_dir())) {
         return Err(Error::Usage(
             "several target files: choose --diff, --write, --check or --format json".into(),
@@ -517,8 +522,16 @@ fn emit(outcomes: &[Outcome], plan: &Plan, args: &ApplyArgs, colors: Colors) -> 
         } else {
             write_all(&changed)?;
         }
-    } else if args.check {
-        if args.format == Format::Human {
+    } else if args.check || args.verify {
+        if args.format == Format::Human && args.verify {
+            let files = |n: usize| if n == 1 { "file" } else { "files" };
+            super::info(format!(
+                "verify: every rule applies cleanly ({} of {} {} would change)\n",
+                changed.len(),
+                outcomes.len(),
+                files(outcomes.len())
+            ));
+        } else if args.format == Format::Human {
             for (o, _) in &changed {
                 super::info(format!("would patch {}", o.file.display) + "\n");
             }
@@ -531,7 +544,7 @@ fn emit(outcomes: &[Outcome], plan: &Plan, args: &ApplyArgs, colors: Colors) -> 
                 files(outcomes.len())
             ));
         }
-        if !changed.is_empty() {
+        if args.check && !changed.is_empty() {
             return Ok(1);
         }
     }
