@@ -166,7 +166,9 @@ impl<'t> Body<'t> {
             return Ok(None);
         };
         let indent = node_indent(site.source, *first).to_string();
-        let code = substitute(template, site.bindings, site.source, &indent);
+        let mut code = substitute(template, site.bindings, site.source, &indent);
+        // A block scalar's final line break (`append_body: |`) would add a blank line.
+        code.truncate(code.trim_end_matches(['\n', '\r']).len());
         let count = statement_count(&code);
         Ok(Some(Body {
             function,

@@ -198,7 +198,9 @@ fn insert(template: &str, site: &Site<'_, '_>, before: bool) -> Option<Edit> {
     // A statement sequence is anchored on its first statement, or after its last.
     let statement = enclosing_statement(site.root, if before { site.node } else { site.last });
     let indent = node_indent(site.source, statement);
-    let code = substitute(template, site.bindings, site.source, indent);
+    let mut code = substitute(template, site.bindings, site.source, indent);
+    // A block scalar's final line break (`insert_after: |`) would add a blank line.
+    code.truncate(code.trim_end_matches(['\n', '\r']).len());
     let (siblings, at) = siblings_of(statement);
     let n = statement_count(&code);
     let neighbours = if before {

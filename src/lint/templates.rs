@@ -82,11 +82,12 @@ pub fn unparseable(rule: &Rule) -> Vec<RuleError> {
         .collect()
 }
 
-/// The templates that write a match of the rule's own pattern, where no `unless` or
-/// `not_inside` recognises what they write: the rule would edit its own output again, which
-/// `apply` refuses as no fixed point — found here, at the template, before any target.
+/// The templates that write a match of the rule's own pattern, where the rule has no `unless`
+/// or `not_inside` (a guard may recognise the output only in its context, as a list holding
+/// what was added): the rule would edit its own output again, which `apply` refuses as no
+/// fixed point — found here, at the template, before any target.
 pub(super) fn rematching(rule: &Rule, compiled: &crate::compile::CompiledRule) -> Vec<RuleError> {
-    if compiled.guard_is_own_output {
+    if compiled.unless.is_some() || compiled.not_inside.is_some() {
         return Vec::new();
     }
     actions::unit(&rule.action)

@@ -53,8 +53,9 @@ def test_the_check_hook_passes_a_patcher_whose_rules_apply_and_fails_drift(tmp_p
     git("-c", "user.email=t@t", "-c", "user.name=t", "add", ".")
     env = dict(os.environ, PRE_COMMIT_HOME=str(ROOT / "target" / "pre-commit-home"),
                CARGO_TARGET_DIR=str(ROOT / "target"))
-    run = lambda hook: subprocess.run([pre_commit, "try-repo", str(ROOT), hook, "--all-files"],  # noqa: E731
-                                      cwd=repo, env=env, capture_output=True, text=True)
+    run = lambda hook: subprocess.run(  # noqa: E731
+        [pre_commit, "try-repo", str(ROOT), hook, "--all-files", "--verbose"],
+        cwd=repo, env=env, capture_output=True, text=True)
     applies = run("regraft-check")
     assert applies.returncode == 0, applies.stdout + applies.stderr
     assert "every rule applies cleanly" in applies.stdout, applies.stdout

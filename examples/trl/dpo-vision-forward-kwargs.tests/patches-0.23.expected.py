@@ -1,0 +1,15 @@
+# regraft: path trl/trainer/dpo_trainer.py
+class DPOTrainer(Trainer):
+    def concatenated_forward(self, model, batch):
+        concatenated_batch = self.concatenated_inputs(batch, padding_value=0)
+        model_kwargs = {}
+        if "pixel_values" in concatenated_batch:
+            model_kwargs["pixel_values"] = concatenated_batch["pixel_values"]
+        if "pixel_attention_mask" in concatenated_batch:
+            model_kwargs["pixel_attention_mask"] = concatenated_batch["pixel_attention_mask"]
+        if "image_sizes" in concatenated_batch:
+            model_kwargs["image_sizes"] = concatenated_batch["image_sizes"]
+        for key in ("pixel_position_ids", "image_position_ids", "mm_token_type_ids"):
+            if key in concatenated_batch:
+                model_kwargs[key] = concatenated_batch[key]
+        return model(**model_kwargs)

@@ -1,0 +1,9 @@
+# regraft: path trl/trainer/dpo_trainer.py
+class DPOTrainer(Trainer):
+    def _set_signature_columns_if_needed(self):
+        if self._signature_columns is None:
+            self._signature_columns = [
+                "prompt_input_ids",
+                "image_sizes", "pixel_position_ids", "image_position_ids", "mm_token_type_ids",
+                "ref_chosen_logps",
+            ]
