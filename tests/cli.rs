@@ -790,13 +790,37 @@ fn verify_passes_rules_that_apply_and_fails_drift() {
         "id: r\nmatch: 'f($X)'\naction: {replace: 'g($X)'}\nexpect: 1\n",
     )
     .unwrap();
-    let verify = crate::util::regraft(&["apply", "--no-config", "-r", "r.yaml", "--verify", "m.py"], dir.path());
+    let verify = crate::util::regraft(
+        &["apply", "--no-config", "-r", "r.yaml", "--verify", "m.py"],
+        dir.path(),
+    );
     assert_eq!(verify.status.code(), Some(0));
-    assert!(crate::util::text(&verify.stderr).contains("every rule applies cleanly (1 of 1 file would change)"));
-    let check = crate::util::regraft(&["apply", "--no-config", "-r", "r.yaml", "--check", "m.py"], dir.path());
-    assert_eq!(check.status.code(), Some(1), "--check: a change is what fails");
-    assert_eq!(std::fs::read_to_string(dir.path().join("m.py")).unwrap(), "y = f(1)\n");
+    assert!(
+        crate::util::text(&verify.stderr)
+            .contains("every rule applies cleanly (1 of 1 file would change)")
+    );
+    let check = crate::util::regraft(
+        &["apply", "--no-config", "-r", "r.yaml", "--check", "m.py"],
+        dir.path(),
+    );
+    assert_eq!(
+        check.status.code(),
+        Some(1),
+        "--check: a change is what fails"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("m.py")).unwrap(),
+        "y = f(1)\n"
+    );
     std::fs::write(dir.path().join("m.py"), "y = h(1)\n").unwrap();
-    let drift = crate::util::regraft(&["apply", "--no-config", "-r", "r.yaml", "--verify", "m.py"], dir.path());
-    assert_eq!(drift.status.code(), Some(3), "{}", crate::util::text(&drift.stderr));
+    let drift = crate::util::regraft(
+        &["apply", "--no-config", "-r", "r.yaml", "--verify", "m.py"],
+        dir.path(),
+    );
+    assert_eq!(
+        drift.status.code(),
+        Some(3),
+        "{}",
+        crate::util::text(&drift.stderr)
+    );
 }

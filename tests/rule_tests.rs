@@ -20,7 +20,10 @@ fn the_patcher_port_passes_its_tests() {
 
 #[test]
 fn the_trl_port_passes_its_tests() {
-    let out = regraft(&["test", "-r", "examples/trl"], Path::new(env!("CARGO_MANIFEST_DIR")));
+    let out = regraft(
+        &["test", "-r", "examples/trl"],
+        Path::new(env!("CARGO_MANIFEST_DIR")),
+    );
     let stdout = text(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{stdout}");
     assert!(

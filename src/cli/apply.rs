@@ -226,7 +226,8 @@ fn plan(args: &ApplyArgs) -> Result<Plan, Error> {
             alias.display
         ));
     }
-    let to_stdout = !(args.diff || args.write || args.check || args.verify) && args.format == Format::Human;
+    let to_stdout =
+        !(args.diff || args.write || args.check || args.verify) && args.format == Format::Human;
     if to_stdout && (files.len() != 1 || args.paths.iter().any(|p| p.is_dir())) {
         return Err(Error::Usage(
             "several target files: choose --diff, --write, --check or --format json".into(),
