@@ -14,7 +14,6 @@ use crate::edit::Edit;
 use crate::pattern::template::substitute;
 use crate::python::line_indent;
 use crate::rules::action::{ActionSpec, Arg, ArgReader};
-use crate::rules::convert::is_identifier;
 use crate::rules::error::RuleError;
 use crate::rules::model::{Snippet, Spanned};
 
@@ -152,11 +151,7 @@ impl ActionSpec for RemoveParameter {
     }
 
     fn read(&self, args: &ArgReader<'_>) -> Result<Arg, RuleError> {
-        let name = args.string()?;
-        if !is_identifier(&name.value) {
-            return Err(args.invalid(format!("`{}` is not an identifier", name.value)));
-        }
-        args.text()
+        args.identifier()
     }
 }
 
@@ -547,14 +542,14 @@ fn normalized(code: &str) -> String {
 
 fn identifier(args: &ArgReader<'_>, within: &str) -> Result<Arg, RuleError> {
     let value = args.require("name", within)?;
-    let name = value.string()?;
-    if !is_identifier(&name.value) || one_parameter(&name.value, Section::KeywordOnly).is_err() {
+    let name = value.identifier()?;
+    if one_parameter(name.text(), Section::KeywordOnly).is_err() {
         return Err(value.invalid(format!(
             "`{}` is not a name a parameter can have",
-            name.value
+            name.text()
         )));
     }
-    value.text()
+    Ok(name)
 }
 
 /// Whether identifier `n` names a call's keyword (`f(x=1)`): the callee's parameter, not a

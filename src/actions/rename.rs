@@ -7,7 +7,6 @@ use super::{
 };
 use crate::edit::Edit;
 use crate::rules::action::{ActionSpec, Arg, ArgReader};
-use crate::rules::convert::is_identifier;
 use crate::rules::error::RuleError;
 use crate::rules::model::{Snippet, Spanned};
 
@@ -29,14 +28,7 @@ impl ActionSpec for Rename {
             within,
             "a mapping {from, to}",
         )?;
-        let ident = |key: &str| -> Result<Arg, RuleError> {
-            let value = args.require(key, within)?;
-            let name = value.string()?;
-            if !is_identifier(&name.value) {
-                return Err(value.invalid(format!("`{}` is not an identifier", name.value)));
-            }
-            value.text()
-        };
+        let ident = |key: &str| args.require(key, within)?.identifier();
         let attributes = match args.field("attributes") {
             Some(flag) => flag.flag("true or false")?,
             None => false,

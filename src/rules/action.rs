@@ -270,6 +270,16 @@ impl<'a> ArgReader<'a> {
         Ok(out)
     }
 
+    /// The value as a Python identifier (a name an action writes or looks for), refused at its
+    /// place otherwise.
+    pub fn identifier(&self) -> Result<Arg, RuleError> {
+        let name = self.string()?;
+        if !crate::rules::convert::is_identifier(&name.value) {
+            return Err(self.invalid(format!("`{}` is not an identifier", name.value)));
+        }
+        self.text()
+    }
+
     /// The value as a string.
     pub fn string(&self) -> Result<Spanned<String>, RuleError> {
         self.cx.string(&self.path, &self.key, self.value)
