@@ -220,3 +220,21 @@ fn a_run_is_found_whatever_statement_holds_its_rarest_literal() {
     );
     assert_eq!(apply(optional, "a = 2\nb = 2\n"), "d = 2\n");
 }
+
+#[test]
+fn a_delete_keeps_the_comments_it_removes_unless_told_not_to() {
+    let source = "def f(a):\n    x = 1  # why x\n    # about y\n    y = 2\n    return a\n";
+    let keep = "id: r\nmatch: |\n  x = 1\n  y = 2\naction: {delete: true}\n";
+    assert_eq!(
+        apply(keep, source),
+        "def f(a):\n    # why x\n    # about y\n    return a\n"
+    );
+    let drop = "id: r\nmatch: |\n  x = 1\n  y = 2\naction: {delete: {keep_comments: false}}\n";
+    assert_eq!(apply(drop, source), "def f(a):\n    return a\n");
+    let only = "def f():\n    # gone too\n    x = 1\n";
+    let drop_one = "id: r\nmatch: 'x = 1'\naction: {delete: {keep_comments: false}}\n";
+    assert_eq!(
+        apply(drop_one, only),
+        "def f():\n    # gone too\n    pass\n"
+    );
+}

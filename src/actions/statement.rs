@@ -235,9 +235,23 @@ impl ActionSpec for Delete {
     }
 
     fn read(&self, args: &ArgReader<'_>) -> Result<Arg, RuleError> {
+        let expected = "true, or {keep_comments: false}";
+        if args.is_mapping() {
+            args.fields(&["keep_comments"], "`delete`", expected)?;
+            let keep = args
+                .require("keep_comments", "`delete`")?
+                .flag("true or false")?;
+            return Ok(match keep {
+                true => Arg::Flag(true),
+                false => Arg::Fields(vec![(
+                    crate::rules::model::Spanned::new("keep_comments".into(), 0..0),
+                    Arg::Flag(false),
+                )]),
+            });
+        }
         match args.flag("true") {
             Ok(true) => Ok(Arg::Flag(true)),
-            _ => Err(args.wrong_type("true")),
+            _ => Err(args.wrong_type(expected)),
         }
     }
 }
@@ -260,10 +274,12 @@ impl ActionUnit for Delete {
 
     fn plan(
         &self,
-        _: &Arg,
+        args: &Arg,
         site: &Site<'_, '_>,
         _: &mut Signatures,
     ) -> Result<Vec<Edit>, ActionFailure> {
+        // By default the comments of what is deleted stay (they say why); a rule can drop them.
+        let keep = args.field("keep_comments").is_none();
         let (first, last): (Node<'_>, Node<'_>) = if site.node.kind() == "decorator" {
             (site.node, site.node)
         } else {
@@ -282,7 +298,10 @@ impl ActionUnit for Delete {
             // they held, which stay).
             let indent = node_indent(site.source, first);
             let mut text = String::new();
-            for comment in inner_comments(first, last, site.source) {
+            for comment in inner_comments(first, last, site.source)
+                .into_iter()
+                .filter(|_| keep)
+            {
                 text.push_str(&format!("{comment}\n{indent}"));
             }
             text.push_str("pass");
@@ -291,7 +310,7 @@ impl ActionUnit for Delete {
                 text,
             }
         } else {
-            delete_lines(site.source, first, last)
+            delete_lines(site.source, (first, last), keep)
         };
         Ok(site.changing(Some(edit)))
     }
@@ -318,7 +337,7 @@ fn with_separator(source: &str, range: Range<usize>) -> Range<usize> {
 /// Removes whole lines where the node stands alone on them, otherwise just the node. The
 /// comments the node held, or that ended its last line, stay, each on a line of its own at
 /// the node's indentation: a comment says why, and deleting the code does not answer it.
-fn delete_lines(source: &str, node: Node<'_>, last: Node<'_>) -> Edit {
+fn delete_lines(source: &str, (node, last): (Node<'_>, Node<'_>), keep: bool) -> Edit {
     let range = node.start_byte()..last.end_byte();
     let line_start = crate::python::node_line_start(node);
     let line_end = source[range.end..]
@@ -335,6 +354,9 @@ fn delete_lines(source: &str, node: Node<'_>, last: Node<'_>) -> Edit {
     let mut comments = inner_comments(node, last, source);
     if after.starts_with('#') {
         comments.push(after);
+    }
+    if !keep {
+        comments.clear();
     }
     let newline = if source[..line_end].ends_with("\r\n") {
         "\r\n"
