@@ -182,3 +182,27 @@ fn with_a_metavariable_callee_only_calls_of_the_pattern_s_shape_are_near_misses(
     );
     assert!(reasons[0].contains("Other"), "{reasons:#?}");
 }
+
+/// A statement run's near misses say which statement of the run fails, or that the block ends.
+#[test]
+fn a_run_near_miss_names_the_statement_that_fails() {
+    let rule = "id: r\nmatch: |\n  a = $X\n  b = $X\naction: {replace: \"d = $X\"}\n";
+    let misses = |source: &str| crate::util::near_misses(rule, source);
+    assert_eq!(
+        misses("def f():\n    a = 1\n    c = 0\n"),
+        ["near miss for rule `r`: statement 2 of the run: wants `b`, found `c`"]
+    );
+    assert_eq!(
+        misses("def f():\n    a = 1\n    b = 2\n"),
+        ["near miss for rule `r`: statement 2 of the run: `$X` is `2` here, but was bound to `1`"]
+    );
+    assert_eq!(
+        misses("def f():\n    a = 1\n"),
+        ["near miss for rule `r`: the block ends here; the run wants statement 2 next"]
+    );
+    let optional = "id: r\nmatch: |\n  a = $X\n  log($X)  # optional\n  b = $X\naction: {replace: \"d = $X\"}\n";
+    assert_eq!(
+        crate::util::near_misses(optional, "def f():\n    a = 1\n    c = 0\n").len(),
+        1
+    );
+}

@@ -143,7 +143,16 @@ fn near_misses(
     text: &str,
     matched: &[usize],
 ) -> Vec<(Range<usize>, Range<usize>, u32, String)> {
-    let Some(kind) = rule.pattern.root.kind() else {
+    // A run is found at its first statement.
+    // A run is found at its first statement (an optional statement's variants share it).
+    fn found_at(root: &PatNode) -> &PatNode {
+        match root {
+            PatNode::Seq(parts) => &parts[0],
+            PatNode::Any(alternatives) => alternatives.first().map_or(root, found_at),
+            root => root,
+        }
+    }
+    let Some(kind) = found_at(&rule.pattern.root).kind() else {
         return Vec::new();
     };
     let matcher = Matcher::new(text);

@@ -78,7 +78,7 @@ impl Matcher<'_> {
         };
         let p = match pattern {
             PatNode::Node(p) => p,
-            PatNode::Seq(parts) => return self.difference(&parts[0], node, b, depth),
+            PatNode::Seq(parts) => return self.sequence_difference(parts, node, b, depth),
             // The alternative that came closest says why none matched.
             PatNode::Any(alternatives) => {
                 return alternatives
@@ -139,6 +139,70 @@ impl Matcher<'_> {
             ));
         }
         here(format!("does not fit the pattern here: `{}`", text(node)))
+    }
+
+    /// Why the run of statements starting at `node` is no match of the sequence `parts`: the
+    /// first statement it cannot go on with, or where its block ends first. Each statement of
+    /// the run that matched counts as ten levels: a run that went further is a nearer miss.
+    fn sequence_difference<'t>(
+        &self,
+        parts: &[PatNode],
+        node: Node<'t>,
+        b: &mut Bindings<'t>,
+        depth: u32,
+    ) -> Mismatch {
+        let siblings = node.parent().map(significant_children).unwrap_or_default();
+        let mut at = siblings.iter().position(|s| *s == node).unwrap_or(0);
+        let mut gap = false;
+        for (k, part) in parts.iter().enumerate() {
+            let depth = depth + 10 * k as u32;
+            if matches!(part, PatNode::Multi(_)) {
+                gap = true;
+                continue;
+            }
+            let last = siblings.get(at.saturating_sub(1)).copied().unwrap_or(node);
+            if gap {
+                // After a gap, the first later statement of the block that fits.
+                let found = (at..siblings.len()).find(|&j| self.matches(part, siblings[j], b));
+                let Some(j) = found else {
+                    return Mismatch {
+                        at: last.byte_range(),
+                        reason: format!(
+                            "statement {} of the run fits no later statement of this block",
+                            k + 1
+                        ),
+                        depth,
+                    };
+                };
+                at = j + 1;
+                gap = false;
+                continue;
+            }
+            let Some(&statement) = siblings.get(at) else {
+                return Mismatch {
+                    at: last.byte_range(),
+                    reason: format!(
+                        "the block ends here; the run wants statement {} next",
+                        k + 1
+                    ),
+                    depth,
+                };
+            };
+            let mut probe = b.clone();
+            if self.node(part, statement, &mut probe) {
+                *b = probe;
+                at += 1;
+                continue;
+            }
+            let mut miss = self.difference(part, statement, b, depth);
+            miss.reason = format!("statement {} of the run: {}", k + 1, miss.reason);
+            return miss;
+        }
+        Mismatch {
+            at: node.byte_range(),
+            reason: "the run matches only with more statements than its block holds".into(),
+            depth,
+        }
     }
 
     fn argument_difference<'t>(
