@@ -24,7 +24,7 @@ import sys
 import warnings
 from dataclasses import dataclass, field
 from importlib import metadata
-from typing import Dict, List, Mapping, Optional, Union
+from typing import Callable, Dict, List, Mapping, Optional, Tuple, Union
 
 from ._native import __version__  # the crate's version: `regraft --version` says the same
 from ._native import (
@@ -319,12 +319,13 @@ class Rules:
     def _apply_reporting(self, source, filename, versions, phase, context, module, unit) -> tuple:
         """The patched text and what each rule did, from one run; `on_miss: warn` drift is
         warned about, failures raise."""
+        source, unit, unwrap = _method_unit(source, unit)
         output, drift, raw = self._native.apply(
             *self._request(source, filename, versions, phase, context, module, unit)
         )
         for warning in drift:
             warnings.warn(str(warning), RuntimeWarning, stacklevel=3)
-        return output, _report(raw, {})
+        return unwrap(output), _report(raw, {})
 
     def check(
         self,
@@ -349,6 +350,32 @@ class Rules:
 
     def __repr__(self) -> str:
         return f"Rules({', '.join(self.ids)})"
+
+
+def _method_unit(source: str, unit: Optional[str]) -> Tuple[str, Optional[str], Callable[[str], str]]:
+    """A method's own source (``unit="Cls.method"``, as ``inspect.getsource`` gives a method,
+    indented or dedented) set inside its classes, so rules scoped to ``class Cls`` › ``function
+    method`` see it where they look (the unit: the innermost class and the method), and the returned
+    function takes the classes away again. Every line gets the same prefix (none where the
+    method is indented enough) and loses it after: string contents are not re-indented. Line
+    numbers in diagnostics count the class headers. Other units pass through."""
+    if not unit or "." not in unit:
+        return source, unit, lambda text: text
+    classes = unit.split(".")[:-1]
+    lines = source.splitlines(keepends=True)
+    newline = "\r\n" if lines and lines[0].endswith("\r\n") else "\n"
+    first = next((line for line in lines if line.strip()), "")
+    indent = first[: len(first) - len(first.lstrip(" \t"))]
+    pad = " " * max(0, len(classes) - len(indent))
+    method_indent = pad + indent
+    headers = "".join(f"{method_indent[:i]}class {name}:{newline}" for i, name in enumerate(classes))
+    wrapped = headers + "".join(pad + line for line in lines)
+
+    def unwrap(text: str) -> str:
+        kept = text.splitlines(keepends=True)[len(classes):]
+        return "".join(line[len(pad):] if line.startswith(pad) else line for line in kept)
+
+    return wrapped, f"{classes[-1]}.{unit.rsplit('.', 1)[1]}", unwrap
 
 
 def apply(

@@ -36,21 +36,22 @@ use candidates::ParseChoice;
 use parsed::{Parsed, parse_target};
 use schedule::Schedule;
 
-/// Whether a rule can match in the top-level class or function `unit`: a rule scoped to a class
-/// named exactly must name that one (a class by regex or predicate may be it; a function scope
-/// alone may be one of its methods).
+/// Whether a rule can match in `unit`, a top-level class or function, or a method (`Cls.method`):
+/// a rule scoped to a class (function) named exactly must name that one (a class by regex or
+/// predicate may be it; a function scope alone may be one of a class's methods).
 fn in_unit(rule: &CompiledRule, unit: &str) -> bool {
-    use crate::rules::model::NameFilter;
-    match rule
-        .rule
-        .inside
-        .class
-        .as_ref()
-        .and_then(|f| f.name.as_ref())
-    {
-        Some(NameFilter::Exact(name)) => name.value == unit,
-        _ => true,
-    }
+    use crate::rules::model::{NameFilter, ScopeFilter};
+    // `Cls.method` is a method's own source: its class and its name; `Name` a top-level unit.
+    let (class, function) = match unit.rsplit_once('.') {
+        Some((path, function)) => (path.rsplit('.').next().unwrap_or(path), Some(function)),
+        None => (unit, None),
+    };
+    let exact = |filter: &Option<ScopeFilter>| match filter.as_ref().and_then(|f| f.name.as_ref()) {
+        Some(NameFilter::Exact(name)) => Some(name.value.clone()),
+        _ => None,
+    };
+    exact(&rule.rule.inside.class).is_none_or(|c| c == class)
+        && function.is_none_or(|f| exact(&rule.rule.inside.function).is_none_or(|g| g == f))
 }
 
 /// A file to patch: the path rules' `files` globs see, and its text.

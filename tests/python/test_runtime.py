@@ -284,3 +284,16 @@ def test_apply_on_one_class_s_source_leaves_rules_about_other_classes_alone(toy)
     patched = rules.apply(source, filename=toy.__file__, versions={}, context=module_source,
                           unit="ToyModel")
     assert "x = layer(x, m, b)" in patched
+
+
+def test_a_method_s_own_source_is_patched_with_its_class_path_as_unit(toy):
+    rules = regraft.Rules.parse(POSITIONAL + "---\n" + BOOM)
+    source = inspect.getsource(toy.ToyModel.forward)
+    for given in (source, textwrap.dedent(source)):
+        out = rules.apply(given, unit="ToyModel.forward", versions={},
+                          context=inspect.getsource(toy))
+        assert "x = layer(x, m, b)" in out, out
+        assert out.splitlines()[0] == given.splitlines()[0], "the method keeps its own indentation"
+        # The rule for another method of the class does not drift on this one's source.
+    with pytest.raises(regraft.DriftError):
+        rules.apply(source, unit="ToyModel", versions={}, context=inspect.getsource(toy))
