@@ -321,15 +321,13 @@ impl NativeRules {
     /// rule is left.
     fn without(&self, py: Python<'_>, names: Vec<String>) -> PyResult<Option<Self>> {
         let off = |r: &crate::compile::CompiledRule| {
-            let pack = std::path::Path::new(r.rule.origin.file.name())
-                .file_stem()
-                .map(|s| s.to_string_lossy().to_string());
+            let pack = r.rule.origin.pack();
             names.iter().any(|n| {
                 n == "*"
                     || n == r.id()
                     || r.rule.group.as_ref().is_some_and(|g| &g.value == n)
                     || r.rule.family.as_ref().is_some_and(|f| &f.value == n)
-                    || pack.as_deref() == Some(n.as_str())
+                    || &pack == n
             })
         };
         let dropped: Vec<String> = self

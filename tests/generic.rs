@@ -488,3 +488,68 @@ fn files_can_exclude() {
     assert!(changed(only_out, "pkg/mod.py"));
     assert!(!changed(only_out, "pkg/tests/test_mod.py"));
 }
+
+/// Ids are per pack (rule file): two packs with the same id load together, each rule then named
+/// `pack/id`, and a bare `after:` names its own pack's rule; within one pack an id is unique.
+#[test]
+fn two_packs_with_the_same_id_load_together() {
+    let dir = tempfile::tempdir().unwrap();
+    let packs = dir.path().join("packs");
+    std::fs::create_dir(&packs).unwrap();
+    std::fs::write(
+        packs.join("alpha.yaml"),
+        "id: r\nmatch: 'f($X)'\naction: {replace: 'g($X)'}\nexpect: 1\n---\nid: s\nafter: [r]\nmatch: 'g($X)'\naction: {replace: 'h($X)'}\nexpect: 1\n",
+    )
+    .unwrap();
+    std::fs::write(
+        packs.join("beta.yaml"),
+        "id: r\nmatch: 'k($X)'\naction: {replace: 'm($X)'}\nexpect: 1\n",
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("m.py"), "y = f(1)\nz = k(2)\n").unwrap();
+    let out = crate::util::regraft(
+        &[
+            "apply",
+            "--no-config",
+            "-r",
+            "packs",
+            "m.py",
+            "--format",
+            "json",
+        ],
+        dir.path(),
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        crate::util::text(&out.stderr)
+    );
+    let stdout = crate::util::text(&out.stdout);
+    assert!(
+        stdout.contains("\"alpha/r\"") && stdout.contains("\"beta/r\""),
+        "{stdout}"
+    );
+    let diff = crate::util::regraft_ok(
+        &["apply", "--no-config", "-r", "packs", "m.py", "--diff"],
+        dir.path(),
+    );
+    assert!(
+        diff.contains("+y = h(1)") && diff.contains("+z = m(2)"),
+        "{diff}"
+    );
+    let lint = crate::util::regraft(&["lint", "--no-config", "-r", "packs"], dir.path());
+    assert_eq!(
+        lint.status.code(),
+        Some(0),
+        "{}",
+        crate::util::text(&lint.stderr)
+    );
+    std::fs::write(
+        packs.join("beta.yaml"),
+        "id: r\nmatch: 'k($X)'\naction: {replace: 'm($X)'}\n---\nid: r\nmatch: 'q($X)'\naction: {replace: 'm($X)'}\n",
+    )
+    .unwrap();
+    let twice = crate::util::regraft(&["lint", "--no-config", "-r", "packs"], dir.path());
+    assert!(crate::util::text(&twice.stderr).contains("duplicate rule id `r`"));
+}

@@ -315,7 +315,8 @@ impl RuleSet {
     /// Compiles `rules`, each part of each rule checked on its own: every error, in the
     /// order [`RuleSet::compile`] meets them (it reports the first). Links between rules
     /// (`after`) and the shared query are checked once every rule compiled.
-    pub fn compile_checked(rules: Vec<Rule>) -> Result<RuleSet, Vec<RuleError>> {
+    pub fn compile_checked(mut rules: Vec<Rule>) -> Result<RuleSet, Vec<RuleError>> {
+        qualify_shared_ids(&mut rules);
         let mut seen: HashMap<String, usize> = HashMap::new();
         let mut compiled = Vec::with_capacity(rules.len());
         let mut errors = Vec::new();
@@ -366,3 +367,20 @@ impl RuleSet {
 
 #[cfg(test)]
 mod tests;
+
+/// Ids are per pack (rule file): where packs share an id, each such rule is named
+/// `pack/id`, so two packs load together; within one pack an id stays unique.
+fn qualify_shared_ids(rules: &mut [Rule]) {
+    let mut packs: HashMap<String, std::collections::HashSet<String>> = HashMap::new();
+    for rule in rules.iter() {
+        packs
+            .entry(rule.id.value.clone())
+            .or_default()
+            .insert(rule.origin.pack());
+    }
+    for rule in rules.iter_mut() {
+        if packs.get(&rule.id.value).is_some_and(|p| p.len() > 1) {
+            rule.id.value = format!("{}/{}", rule.origin.pack(), rule.id.value);
+        }
+    }
+}

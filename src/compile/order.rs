@@ -30,7 +30,10 @@ fn resolve_after(
     let mut after = Vec::new();
     for name in &rules[i].rule.after {
         let error = |kind| RuleError::new(kind, &rules[i].rule.origin.file, name.span.clone());
-        let Some(&j) = ids.get(&name.value) else {
+        // A bare id names the rule of the same pack first (ids shared by packs are
+        // qualified, `pack/id`), then any.
+        let own = format!("{}/{}", rules[i].rule.origin.pack(), name.value);
+        let Some(&j) = ids.get(&own).or_else(|| ids.get(&name.value)) else {
             let known: Vec<&str> = ids.keys().map(String::as_str).collect();
             let e = error(RuleErrorKind::UnknownAfter {
                 id: name.value.clone(),

@@ -51,9 +51,13 @@ fn lint_reads(reads: Vec<crate::rules::ReadRules>) -> Vec<RuleError> {
             );
         }
     }
-    let mut ids: HashMap<&str, ()> = HashMap::new();
+    // Ids are per pack: the same id in two rule files is two rules (`pack/id`).
+    let mut ids: HashMap<(String, &str), ()> = HashMap::new();
     for rule in &loaded {
-        if ids.insert(&rule.id.value, ()).is_some() {
+        if ids
+            .insert((rule.origin.pack(), &rule.id.value), ())
+            .is_some()
+        {
             findings.push(RuleError::new(
                 RuleErrorKind::DuplicateId {
                     id: rule.id.value.clone(),

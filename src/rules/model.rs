@@ -22,6 +22,19 @@ pub struct Origin {
     pub span: Range<usize>,
 }
 
+impl Origin {
+    /// The pack the rule belongs to: its file's name without extension (`layer-checkpointing`
+    /// for `rules/layer-checkpointing.yaml`).
+    pub fn pack(&self) -> String {
+        std::path::Path::new(self.file.name())
+            .file_stem()
+            .map_or_else(
+                || self.file.name().to_string(),
+                |s| s.to_string_lossy().to_string(),
+            )
+    }
+}
+
 impl PartialEq for Origin {
     fn eq(&self, _: &Self) -> bool {
         true
