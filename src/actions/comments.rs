@@ -33,13 +33,9 @@ impl ActionSpec for StripComments {
             };
         }
         args.fields(&["keep"], "`strip_comments`", "true, or {keep: REGEX}")?;
-        let keep = args.require("keep", "`strip_comments`")?;
-        if let Err(e) = Regex::new(&keep.string()?.value) {
-            return Err(keep.invalid(format!("not a regex: {e}")));
-        }
         Ok(Arg::Fields(vec![(
             Spanned::new("keep".into(), 0..0),
-            keep.text()?,
+            args.require("keep", "`strip_comments`")?.regex()?,
         )]))
     }
 }

@@ -27,12 +27,11 @@ impl ActionSpec for EditString {
     fn read(&self, args: &ArgReader<'_>) -> Result<Arg, RuleError> {
         let within = "`edit_string`";
         args.fields(&["regex", "by", "of"], within, "a mapping {regex, by, of}")?;
-        let regex = args.require("regex", within)?;
-        if let Err(e) = Regex::new(&regex.string()?.value) {
-            return Err(regex.invalid(format!("not a regex: {e}")));
-        }
         let mut fields = vec![
-            (Spanned::new("regex".into(), 0..0), regex.text()?),
+            (
+                Spanned::new("regex".into(), 0..0),
+                args.require("regex", within)?.regex()?,
+            ),
             (
                 Spanned::new("by".into(), 0..0),
                 args.require("by", within)?.text()?,

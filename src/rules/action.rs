@@ -280,6 +280,15 @@ impl<'a> ArgReader<'a> {
         self.text()
     }
 
+    /// The value as a regular expression (the `regex` crate's syntax), refused at its place
+    /// where it does not compile.
+    pub fn regex(&self) -> Result<Arg, RuleError> {
+        if let Err(e) = regex::Regex::new(&self.string()?.value) {
+            return Err(self.invalid(format!("not a regex: {e}")));
+        }
+        self.text()
+    }
+
     /// The value as a string.
     pub fn string(&self) -> Result<Spanned<String>, RuleError> {
         self.cx.string(&self.path, &self.key, self.value)
