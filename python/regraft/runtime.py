@@ -15,6 +15,7 @@ import dis
 import hashlib
 import inspect
 import linecache
+import sys
 import types
 import warnings
 from dataclasses import dataclass, field
@@ -99,6 +100,8 @@ class Patch:
                         setattr(owner, _MARK, old)
         for name in self._lines:
             linecache.cache.pop(name, None)
+        if any(entry[0] == "code" for entry in self._undo) and getattr(self, "_recompile", True):
+            _invalidate_compiled()
         self._undo.clear()
         self._lines.clear()
         self.changed = False
@@ -222,6 +225,7 @@ def patch(
     phase: Optional[str] = None,
     versions: Optional[Mapping[str, str]] = None,
     on_error: str = "raise",
+    recompile: bool = True,
 ) -> Patch:
     """Patches a class, function or method in place with ``rules`` (a :class:`Rules`).
 
@@ -231,12 +235,18 @@ def patch(
     those line numbers under a ``linecache`` name, so tracebacks and ``inspect.getsource``
     show the patched text, and swapped in so existing references see it. Errors carry the
     module file's line numbers; ``on_error="warn"`` turns them into a ``RuntimeWarning`` and
-    leaves the object as it was.
+    leaves the object as it was. With torch loaded, what ``torch.compile`` traced is reset when
+    code is swapped (here and on ``revert``), so compiled callers run the patch too; pass
+    ``recompile=False`` to keep compiled code as it is.
     """
     if on_error not in ("raise", "warn"):
         raise ValueError(f"on_error must be 'raise' or 'warn', not {on_error!r}")
     try:
-        return _patch(obj, rules, phase, versions)
+        handle = _patch(obj, rules, phase, versions)
+        handle._recompile = recompile
+        if handle.changed and recompile:
+            _invalidate_compiled()
+        return handle
     except Exception as error:  # under "warn", nothing may escape into the patcher's import
         if on_error == "raise":
             raise
@@ -594,6 +604,17 @@ def _same_value(old: Any, new: Any) -> bool:
 
 def _compatible(old: types.FunctionType, new: types.FunctionType) -> bool:
     return old.__code__.co_freevars == new.__code__.co_freevars
+
+
+def _invalidate_compiled() -> None:
+    """Resets what ``torch.compile`` traced, where torch is loaded: Dynamo inlines a called
+    method and guards on the function object, not on its ``__code__``, so a compiled caller
+    would keep running the code swapped out (measured: a patched ``self.sub(x)`` kept stock
+    under a compiled model, and a revert kept the patch)."""
+    torch = sys.modules.get("torch")
+    reset = getattr(getattr(torch, "_dynamo", None), "reset", None)
+    if callable(reset):
+        reset()
 
 
 def _swap(old: types.FunctionType, new: Optional[types.FunctionType], handle: Patch,
