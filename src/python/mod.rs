@@ -422,6 +422,13 @@ impl InStrings {
     }
 }
 
+/// Whether `s` is a Python identifier (ASCII subset plus any non-ASCII letters).
+pub fn is_identifier(s: &str) -> bool {
+    let mut chars = s.chars();
+    chars.next().is_some_and(|c| c == '_' || c.is_alphabetic())
+        && chars.all(|c| c == '_' || c.is_alphanumeric())
+}
+
 /// A node kind in words, with its article: `call` → "a call", `if_statement` → "an if
 /// statement".
 pub fn describe_kind(kind: &str) -> String {

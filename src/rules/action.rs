@@ -274,7 +274,7 @@ impl<'a> ArgReader<'a> {
     /// place otherwise.
     pub fn identifier(&self) -> Result<Arg, RuleError> {
         let name = self.string()?;
-        if !crate::rules::convert::is_identifier(&name.value) {
+        if !crate::python::is_identifier(&name.value) {
             return Err(self.invalid(format!("`{}` is not an identifier", name.value)));
         }
         self.text()

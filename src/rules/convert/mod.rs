@@ -298,12 +298,7 @@ pub fn is_signature_name(s: &str) -> bool {
 pub const SIGNATURE_NAME: &str =
     "write `Class.method` or `function`, where a part may be a metavariable (`$CLS.forward`)";
 
-/// Whether `s` is a Python identifier (ASCII subset plus any non-ASCII letters).
-pub fn is_identifier(s: &str) -> bool {
-    let mut chars = s.chars();
-    chars.next().is_some_and(|c| c == '_' || c.is_alphabetic())
-        && chars.all(|c| c == '_' || c.is_alphanumeric())
-}
+pub use crate::python::is_identifier;
 
 /// The useful line of a regex error ("unclosed group"), not its "regex parse error:" header.
 fn regex_reason(e: &regex::Error) -> String {
