@@ -199,7 +199,26 @@ fn target(path: PathBuf) -> TargetFile {
 /// A path as globs see it: `/`-separated, without a leading `./`.
 pub fn glob_path(path: &Path) -> String {
     let s = path.to_string_lossy().replace('\\', "/");
-    s.strip_prefix("./").map(str::to_string).unwrap_or(s)
+    // Lexically normal, so `models//x`, `models/./x` and `a/../models/x` are seen as
+    // `models/x` by `files` globs (an exclusion must not be stepped around by spelling).
+    let absolute = s.starts_with('/');
+    let mut parts: Vec<&str> = Vec::new();
+    for part in s.split('/') {
+        match part {
+            "" | "." => {}
+            ".." if parts.last().is_some_and(|p| *p != "..") => {
+                parts.pop();
+            }
+            ".." if absolute => {}
+            part => parts.push(part),
+        }
+    }
+    let joined = parts.join("/");
+    if absolute {
+        format!("/{joined}")
+    } else {
+        joined
+    }
 }
 
 /// The encoding a source file declares in a PEP 263 coding cookie (a comment on its first or

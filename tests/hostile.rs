@@ -375,3 +375,38 @@ fn one_file_reached_through_links_is_patched_once() {
     assert_eq!(fs::read_to_string(root.join("a.py")).unwrap(), "g(1)\n");
     assert_eq!(fs::read_to_string(root.join("soft.py")).unwrap(), "g(1)\n");
 }
+
+/// A `files` exclusion is not stepped around by spelling the path another way.
+#[test]
+fn files_globs_see_lexically_normal_paths() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("models/bert")).unwrap();
+    std::fs::write(
+        dir.path().join("models/bert/modeling_tf_bert.py"),
+        "y = foo(1)\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("r.yaml"),
+        "id: r\nfiles: ['**/*.py', '!models/bert/modeling_tf_*.py']\nmatch: 'foo($A)'\naction: {replace: 'bar($A)'}\nexpect: {min: 0}\n",
+    )
+    .unwrap();
+    for spelled in [
+        "models/bert/modeling_tf_bert.py",
+        "models//bert/modeling_tf_bert.py",
+        "models/./bert/modeling_tf_bert.py",
+        "models/../models/bert/modeling_tf_bert.py",
+        ".//models/bert/modeling_tf_bert.py",
+    ] {
+        let out = regraft(
+            &["apply", "--no-config", "-r", "r.yaml", "--check", spelled],
+            dir.path(),
+        );
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{spelled}: {}",
+            text(&out.stderr)
+        );
+    }
+}

@@ -82,3 +82,37 @@ fn comments_are_stripped_and_strings_kept() {
     let crlf = "def f(a):\r\n    # why\r\n    return a  # b\r\n";
     assert_eq!(run(rule, crlf).unwrap(), "def f(a):\r\n    return a\r\n");
 }
+
+#[test]
+fn what_a_hostile_reading_found_in_edit_string() {
+    // A CRLF file's docstring: its line breaks are `\n` to Python, and stay CRLF.
+    let doc = "id: r\nmatch: |\n  def f():\n      $DOC\n      $$$B\naction: {edit_string: {of: $DOC, regex: 'old', by: 'new'}}\n";
+    assert_eq!(
+        run(doc, "def f():\r\n    \"\"\"Summary old.\r\n\r\n    Details.\r\n    \"\"\"\r\n    return 1\r\n").unwrap(),
+        "def f():\r\n    \"\"\"Summary new.\r\n\r\n    Details.\r\n    \"\"\"\r\n    return 1\r\n"
+    );
+    // One of several literals side by side is not a value of its own.
+    let piece = "id: r\nmatch: '$S'\nwhere: {S: {kind: string}}\naction: {edit_string: {regex: '^old$', by: 'new'}}\n";
+    let e = run(piece, "z = \"old\" \"x\"\n").unwrap_err();
+    assert!(e.contains("one of several written side by side"), "{e}");
+    // A group the regex does not have is an error where the rule is read.
+    let error = crate::util::rule_error(
+        "id: r\nmatch: 'warn($S)'\naction: {edit_string: {of: $S, regex: 'X', by: 'cost $5'}}\n",
+    );
+    assert!(words(&error).contains("`$5` names no group"), "{error}");
+    let escaped =
+        "id: r\nmatch: 'warn($S)'\naction: {edit_string: {of: $S, regex: 'X', by: 'cost $$5'}}\n";
+    assert_eq!(
+        run(escaped, "warn(\"X\")\n").unwrap(),
+        "warn(\"cost $5\")\n"
+    );
+}
+
+#[test]
+fn dropped_comments_go_when_a_block_becomes_pass() {
+    let rule = "id: r\nmatch: 'foo($$$A)'\naction: {delete: {keep_comments: false}}\n";
+    assert_eq!(
+        run(rule, "def f():\n    foo(1)  # why\n").unwrap(),
+        "def f():\n    pass\n"
+    );
+}

@@ -305,8 +305,13 @@ impl ActionUnit for Delete {
                 text.push_str(&format!("{comment}\n{indent}"));
             }
             text.push_str("pass");
+            // Dropped, the comment ending the last line goes too.
+            let end = match keep {
+                true => last.end_byte(),
+                false => after_trailing_comment(site.source, last.end_byte()),
+            };
             Edit {
-                range: first.start_byte()..last.end_byte(),
+                range: first.start_byte()..end,
                 text,
             }
         } else {

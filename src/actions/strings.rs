@@ -27,15 +27,17 @@ impl ActionSpec for EditString {
     fn read(&self, args: &ArgReader<'_>) -> Result<Arg, RuleError> {
         let within = "`edit_string`";
         args.fields(&["regex", "by", "of"], within, "a mapping {regex, by, of}")?;
+        let regex = args.require("regex", within)?.regex()?;
+        let by = args.require("by", within)?;
+        let compiled = Regex::new(regex.text()).expect("checked as it was read");
+        if let Some(group) = unknown_group(&compiled, &by.string()?.value) {
+            return Err(by.invalid(format!(
+                "`{group}` names no group of the regex (write `$$` for a `$`)"
+            )));
+        }
         let mut fields = vec![
-            (
-                Spanned::new("regex".into(), 0..0),
-                args.require("regex", within)?.regex()?,
-            ),
-            (
-                Spanned::new("by".into(), 0..0),
-                args.require("by", within)?.text()?,
-            ),
+            (Spanned::new("regex".into(), 0..0), regex),
+            (Spanned::new("by".into(), 0..0), by.text()?),
         ];
         if let Some(of) = args.field("of") {
             let name = of.string()?;
@@ -129,6 +131,16 @@ fn target<'t>(site: &Site<'_, 't>, of: Option<&str>) -> Result<Node<'t>, ActionF
     } else {
         node
     };
+    if node
+        .parent()
+        .is_some_and(|p| p.kind() == "concatenated_string")
+    {
+        return Err(ActionFailure::at(
+            node.byte_range(),
+            "one of several",
+            "this literal is one of several written side by side, whose value is their join: rewrite them together".into(),
+        ));
+    }
     if node.kind() != "string" {
         return Err(ActionFailure::at(
             node.byte_range(),
@@ -140,4 +152,42 @@ fn target<'t>(site: &Site<'_, 't>, of: Option<&str>) -> Result<Node<'t>, ActionF
         ));
     }
     Ok(node)
+}
+
+/// The first group reference of replacement `by` (`$1`, `$name`, `${name}`) that `regex` does
+/// not have: the `regex` crate expands it to nothing, silently.
+fn unknown_group(regex: &Regex, by: &str) -> Option<String> {
+    let names: Vec<&str> = regex.capture_names().flatten().collect();
+    let mut rest = by;
+    while let Some(at) = rest.find('$') {
+        rest = &rest[at + 1..];
+        if let Some(after) = rest.strip_prefix('$') {
+            rest = after;
+            continue;
+        }
+        let (name, tail) = match rest.strip_prefix('{') {
+            Some(braced) => match braced.find('}') {
+                Some(end) => (&braced[..end], &braced[end + 1..]),
+                None => return None,
+            },
+            None => {
+                let end = rest
+                    .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                    .unwrap_or(rest.len());
+                (&rest[..end], &rest[end..])
+            }
+        };
+        rest = tail;
+        if name.is_empty() {
+            continue;
+        }
+        let known = match name.parse::<usize>() {
+            Ok(n) => n < regex.captures_len(),
+            Err(_) => names.contains(&name),
+        };
+        if !known {
+            return Some(format!("${name}"));
+        }
+    }
+    None
 }

@@ -37,6 +37,9 @@ pub fn read(text: &str) -> Result<Literal, String> {
         .into_iter()
         .find(|q| body.starts_with(q))
         .ok_or("not a string literal")?;
+    // CPython reads source with universal newlines: a line break inside a triple-quoted
+    // literal of a CRLF (or CR) file is `\n` in its value.
+    let text = &text.replace("\r\n", "\n").replace('\r', "\n");
     let parsed = ruff_python_parser::parse_expression(text).map_err(|e| e.error.to_string())?;
     let Expr::StringLiteral(string) = parsed.expr() else {
         return Err("not a single string literal".into());
@@ -80,11 +83,13 @@ impl Literal {
     fn raw_body(&self, value: &str) -> Result<String, String> {
         let q = self.quote.chars().next().expect("a quote");
         let triple = self.quote.len() == 3;
-        let closes = if triple {
-            value.contains(self.quote) || value.ends_with(q)
-        } else {
-            value.contains(q) || value.contains(['\n', '\r'])
-        };
+        // A carriage return written raw would be read back as a line break.
+        let closes = value.contains('\r')
+            || if triple {
+                value.contains(self.quote) || value.ends_with(q)
+            } else {
+                value.contains(q) || value.contains('\n')
+            };
         let trailing = value.len() - value.trim_end_matches('\\').len();
         if closes || trailing % 2 == 1 || value.contains(&format!("\\{q}")) {
             return Err(format!(
@@ -159,5 +164,11 @@ mod tests {
         assert_eq!(raw.write(r"\w+").unwrap(), r#"r"\w+""#);
         assert!(raw.write("a\"b").is_err());
         assert!(raw.write("ends\\").is_err());
+        assert!(
+            read("r\"\"\"a\"\"\"").unwrap().write("a\rb").is_err(),
+            "a raw CR reads as \\n"
+        );
+        // A CRLF file's line break inside the literal is `\n` to Python.
+        assert_eq!(read("\"\"\"a\r\nb\"\"\"").unwrap().value, "a\nb");
     }
 }
