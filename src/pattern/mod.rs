@@ -286,16 +286,6 @@ impl Pattern {
     /// metavariables (and literals) every alternative holds are the pattern's. An alternative
     /// that is itself several (an optional statement's variants) stands as those.
     fn combine(source: String, alternatives: Vec<Pattern>) -> Pattern {
-        let common = |lists: Vec<&Vec<String>>| -> Vec<String> {
-            let Some((first, rest)) = lists.split_first() else {
-                return Vec::new();
-            };
-            first
-                .iter()
-                .filter(|x| rest.iter().all(|l| l.contains(x)))
-                .cloned()
-                .collect()
-        };
         let metavars = common(alternatives.iter().map(|p| &p.metavars).collect());
         let literals = common(alternatives.iter().map(|p| &p.literals).collect());
         let roots = alternatives
@@ -323,14 +313,7 @@ impl Pattern {
                 PatNode::Seq(parts) => parts.first().map(literals_of).unwrap_or_default(),
                 PatNode::Any(alternatives) => {
                     let lists: Vec<Vec<String>> = alternatives.iter().map(of).collect();
-                    let Some((first, rest)) = lists.split_first() else {
-                        return Vec::new();
-                    };
-                    first
-                        .iter()
-                        .filter(|x| rest.iter().all(|l| l.contains(x)))
-                        .cloned()
-                        .collect()
+                    common(lists.iter().collect())
                 }
                 other => literals_of(other),
             }
@@ -522,6 +505,18 @@ fn mark_action_call(root: &mut PatNode) -> bool {
         return true;
     }
     n.children.iter_mut().any(|(_, c)| mark_action_call(c))
+}
+
+/// What every list holds (in the first one's order): what alternatives share.
+fn common(lists: Vec<&Vec<String>>) -> Vec<String> {
+    let Some((first, rest)) = lists.split_first() else {
+        return Vec::new();
+    };
+    first
+        .iter()
+        .filter(|x| rest.iter().all(|l| l.contains(x)))
+        .cloned()
+        .collect()
 }
 
 fn metavars_of(roots: &[&PatNode]) -> Vec<String> {
