@@ -42,11 +42,7 @@ impl ActionSpec for EditString {
         if let Some(of) = args.field("of") {
             let name = of.string()?;
             let bare = name.value.strip_prefix('$').unwrap_or("");
-            if bare.is_empty()
-                || !bare
-                    .chars()
-                    .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
-            {
+            if !crate::rules::convert::is_metavar_name(bare) {
                 return Err(of.invalid("`of` names one metavariable, such as `$DOC`"));
             }
             fields.push((Spanned::new("of".into(), 0..0), of.text()?));

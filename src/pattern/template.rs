@@ -69,9 +69,7 @@ fn without_empty_runs(template: &str, bindings: &Bindings<'_>) -> String {
     let empty = |line: &str| {
         let name = line.trim().strip_prefix("$$$");
         name.is_some_and(|n| {
-            !n.is_empty()
-                && n.chars()
-                    .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
+            crate::rules::convert::is_metavar_name(n)
                 && bindings.get(n).is_some_and(|c| c.byte_range().is_none())
         })
     };

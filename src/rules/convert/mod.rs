@@ -300,6 +300,14 @@ pub const SIGNATURE_NAME: &str =
 
 pub use crate::python::is_identifier;
 
+/// Whether `name` (without its `$`) is a metavariable's name: capitals, digits and `_`.
+pub fn is_metavar_name(name: &str) -> bool {
+    !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
+}
+
 /// The useful line of a regex error ("unclosed group"), not its "regex parse error:" header.
 fn regex_reason(e: &regex::Error) -> String {
     let text = e.to_string();

@@ -115,11 +115,7 @@ impl Cx<'_> {
             };
             let p = key_path(path, name);
             let bare = name.strip_prefix('$').unwrap_or(name);
-            let is_var = !bare.is_empty()
-                && bare
-                    .chars()
-                    .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_');
-            if !is_var {
+            if !super::is_metavar_name(bare) {
                 return Err(self.invalid(
                     &p,
                     "where",
