@@ -7,6 +7,7 @@ mod util;
 mod actions;
 mod atomicity;
 mod bad_inputs;
+mod branches;
 mod cli;
 mod config;
 mod cpython;

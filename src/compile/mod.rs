@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 use std::path::PathBuf;
 
+mod branches;
 mod index;
 mod order;
 mod replay;
@@ -46,6 +47,9 @@ pub struct CompiledRule {
     pub rule: Rule,
     /// Its `match` pattern.
     pub pattern: Pattern,
+    /// Each `match` alternative compiled alone, when any carries its own action (empty
+    /// otherwise): at a site, the first of these that matches names the action.
+    pub branch_patterns: Vec<Pattern>,
     /// Its `inside.loop` headers, tried in order (none: no loop asked for).
     pub loop_patterns: Vec<LoopPattern>,
     /// Its `files` globs.
@@ -238,7 +242,8 @@ impl CompiledRule {
                 })
             });
         let inside = &self.rule.inside;
-        let edits_within_match = actions::unit(&self.rule.action).facts().edits_within_match;
+        let edits_within_match =
+            (self.rule.actions().into_iter()).all(|a| actions::unit(a).facts().edits_within_match);
         let local = holds_no_block
             && inside.class.is_none()
             && inside.function.is_none()

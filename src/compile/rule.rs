@@ -2,8 +2,8 @@
 
 use globset::{GlobBuilder, GlobSetBuilder};
 
-use super::{Applied, CompiledConstraint, CompiledRule, Files, ScopePatterns};
-use crate::actions::{self, AppliedShape, Needs};
+use super::{CompiledConstraint, CompiledRule, Files, ScopePatterns};
+use crate::actions;
 use crate::pattern::matcher::{Bindings, Matcher};
 use crate::pattern::meta::{encode, template_metavars};
 use crate::pattern::query::to_query;
@@ -92,13 +92,11 @@ fn compile_parts(rule: &Rule) -> Result<Parts, Vec<RuleError>> {
             LoopPattern::compile(&s.text).map_err(|e| pattern_error(rule, s, "`inside.loop`", e))
         })
         .collect::<Result<Vec<_>, _>>());
-    let needs = actions::unit(&rule.action).facts().needs;
-    if needs == Needs::Function
-        && pattern
-            .as_ref()
-            .is_some_and(|p| p.root.kind() != Some("function_definition"))
+    let branches = super::branches::branch_patterns(rule);
+    if let Some(p) = &pattern
+        && let Err(e) = super::branches::check_targets(rule, p, &branches)
     {
-        g.ok::<()>(Err(wrong_target(rule, Needs::Function)));
+        g.ok::<()>(Err(e));
         pattern = None;
     }
     let guard = |snippet: &Option<Snippet>, what: &str| {
@@ -113,17 +111,13 @@ fn compile_parts(rule: &Rule) -> Result<Parts, Vec<RuleError>> {
     let function_scope = g.ok(scope_patterns(rule, &rule.inside.function, "function"));
     let when_has = g.ok(guard(&rule.when.has, "`when.has`"));
     let when_lacks = g.ok(guard(&rule.when.lacks, "`when.lacks`"));
-    if needs == Needs::Call && pattern.as_ref().is_some_and(|p| !p.has_call()) {
-        g.ok::<()>(Err(wrong_target(rule, Needs::Call)));
-        pattern = None;
-    }
     // What the templates and `where` may use is known only once every binder compiled.
     let mut constraints = None;
     if let (Some(pattern), Some(loops), Some(class), Some(function)) =
         (&pattern, &loop_patterns, &class_scope, &function_scope)
     {
         let bound = bound_names(pattern, loops, class, function);
-        g.ok(check_bound(rule, &bound));
+        g.ok(check_bound(rule, &bound, &branches));
         constraints = g.ok(compile_constraints(rule, &bound));
         if let Some(c) = &constraints {
             g.ok(check_not_bare(rule, pattern, c));
@@ -164,37 +158,13 @@ pub(super) fn compile_rule_all(rule: Rule) -> Result<CompiledRule, Vec<RuleError
     let query_source = to_query(&pattern.root);
     let query = std::sync::OnceLock::new();
     let guard_is_own_output = [&unless, &not_inside].into_iter().flatten().any(|guard| {
-        actions::unit(&rule.action)
-            .templates(&rule.action.args)
+        super::branches::all_templates(&rule)
             .iter()
             .any(|t| writes(guard, &t.text))
     });
-    // A shape that does not read as a pattern recognises nothing; that is no error. A
-    // deletion shows only as an absence, which means something only within a named scope.
-    let first = rule.patterns.first().map_or("", |p| p.text.as_str());
-    let shape = actions::unit(&rule.action).applied_shape(&rule.action.args, first);
-    let bare = |p: &Pattern| {
-        matches!(
-            p.root,
-            crate::pattern::PatNode::Var(_) | crate::pattern::PatNode::Multi(_)
-        )
-    };
-    let mut unwitnessed = false;
-    let applied = match shape {
-        AppliedShape::Code(text) => Pattern::compile(&text)
-            .ok()
-            .filter(|p| p.root != pattern.root)
-            .filter(|p| {
-                // A bare capture matches anything: it would call every file patched.
-                unwitnessed = bare(p);
-                !unwitnessed
-            })
-            .map(Applied::Shape),
-        AppliedShape::Absent if rule.inside.class.is_some() || rule.inside.function.is_some() => {
-            Some(Applied::Absence)
-        }
-        AppliedShape::Absent | AppliedShape::Unknown => None,
-    };
+    // A deletion shows only as an absence, which means something only within a named scope.
+    let branch_patterns = super::branches::branch_patterns(&rule);
+    let (applied, unwitnessed) = super::branches::applied(&rule, &pattern, &branch_patterns);
     // Checked when the rule was read: each reads.
     let imports = rule
         .imports
@@ -203,6 +173,7 @@ pub(super) fn compile_rule_all(rule: Rule) -> Result<CompiledRule, Vec<RuleError
         .collect();
     let mut compiled = CompiledRule {
         imports,
+        branch_patterns,
         rule,
         pattern,
         applied,
@@ -247,15 +218,28 @@ fn bound_names<'p>(
 
 /// Every metavariable the rule uses outside its patterns — in templates, in action arguments
 /// that name metavariables, in `when.signature.of` — must be bound by a pattern.
-fn check_bound(rule: &Rule, bound: &[&str]) -> Result<(), RuleError> {
-    let unit = actions::unit(&rule.action);
-    let args = &rule.action.args;
-    for template in unit
-        .templates(args)
-        .into_iter()
-        .chain(unit.metavar_args(args))
-    {
-        check_template(rule, template, bound)?;
+fn check_bound(rule: &Rule, bound: &[&str], branches: &[Pattern]) -> Result<(), RuleError> {
+    // An alternative's own action may also use what that alternative alone binds.
+    let each: Vec<(&crate::rules::model::Action, Vec<&str>)> = if branches.is_empty() {
+        vec![(&rule.action, bound.to_vec())]
+    } else {
+        (branches.iter().enumerate())
+            .map(|(i, p)| {
+                let mut own = bound.to_vec();
+                own.extend(p.metavars.iter().map(String::as_str));
+                (rule.action_of(i), own)
+            })
+            .collect()
+    };
+    for (action, own) in each {
+        let unit = actions::unit(action);
+        for template in unit
+            .templates(&action.args)
+            .into_iter()
+            .chain(unit.metavar_args(&action.args))
+        {
+            check_template(rule, template, &own)?;
+        }
     }
     if let Some(probe) = &rule.when.signature
         && let Some(name) = probe
@@ -385,22 +369,6 @@ fn scope_patterns(
             .map(|s| predicate_pattern(rule, s, &format!("`inside.{key}.lacks`")))
             .collect::<Result<_, _>>()?,
     })
-}
-
-/// The error of an action whose pattern matches what it cannot work on.
-fn wrong_target(rule: &Rule, needs: Needs) -> RuleError {
-    let action = rule.action.name().to_string();
-    let (kind, help) = match needs {
-        Needs::Function => (
-            RuleErrorKind::ActionNeedsFunction { action },
-            "match a function, e.g. `def __init__($$$P): $$$B`",
-        ),
-        _ => (
-            RuleErrorKind::ActionNeedsCall { action },
-            "match a call, e.g. `$OUT = $F($$$ARGS)` or `$F($$$ARGS)`",
-        ),
-    };
-    RuleError::new(kind, &rule.origin.file, rule.patterns[0].span.clone()).with_help(help)
 }
 
 /// `where`, compiled: each metavariable bound by the pattern or loop header, each kind one of

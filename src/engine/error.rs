@@ -177,7 +177,7 @@ pub enum PatchError {
     #[diagnostic(
         code(regraft::result::name),
         help(
-            "import or define it in the file (another rule can add the import), or write the template without it; rule(s) {rules}"
+            "give the rule `imports: [\"import ...\"]` (added to the file) or `provides: [name]` (the runtime puts it in the namespace), or write the template without it; rule(s) {rules}"
         )
     )]
     UnresolvedName {

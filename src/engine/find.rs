@@ -44,6 +44,9 @@ impl Engine<'_> {
                     .into_iter()
                     .filter_map(|node| match_at(rule, root, node, text, &matcher, &cache))
                     .collect();
+                if matches!(rule.pattern.root, crate::pattern::PatNode::Any(_)) {
+                    drop_inner_alternatives(&mut found);
+                }
                 // Too few sites of the pattern: sites of the shape the action leaves are this
                 // patch already in place (`--write`, then `--check`), and count as such.
                 let wanted = rule.rule.expect.map_or(0, |e| e.min) as usize;
@@ -60,7 +63,26 @@ impl Engine<'_> {
             })
             .collect()
     }
+}
 
+/// One site, one alternative: where alternatives match at the same place, the outer node's
+/// (a statement run found at its first statement) wins over one found within it (an expression
+/// of that statement), as the first alternative that matches a site wins. `found` is in
+/// document order, outer nodes first.
+fn drop_inner_alternatives(found: &mut Vec<Found<'_>>) {
+    let mut kept: Vec<Found<'_>> = Vec::with_capacity(found.len());
+    for m in found.drain(..) {
+        let within = kept.last().is_some_and(|k| {
+            k.node.start_byte() == m.node.start_byte() && m.last.end_byte() <= k.last.end_byte()
+        });
+        if !within {
+            kept.push(m);
+        }
+    }
+    *found = kept;
+}
+
+impl Engine<'_> {
     /// Where the candidate query runs: the top-level statements holding an anchor literal of
     /// the active rules, merged; `None` when a rule has no anchor (its matches could be
     /// anywhere). Walking only those statements finds every match, since each match contains

@@ -21,3 +21,20 @@ pub(crate) struct Found<'t> {
     /// is refused there: which binding runs is decided when the code runs.
     pub ambiguous: Vec<(String, String, String)>,
 }
+
+impl Found<'_> {
+    /// The action `rule` takes here: the rule's, or that of the `match` alternative that
+    /// matched (the first that matches this site with what it bound, as when it was found).
+    pub(crate) fn action<'r>(
+        &self,
+        rule: &'r crate::compile::CompiledRule,
+        source: &str,
+    ) -> &'r crate::rules::model::Action {
+        let matcher = crate::pattern::matcher::Matcher::new(source);
+        let branch = rule.branch_patterns.iter().position(|p| {
+            let mut bindings = self.bindings.clone();
+            matcher.matches_at(&p.root, self.node, &mut bindings) == Some(self.last)
+        });
+        branch.map_or(&rule.rule.action, |i| rule.rule.action_of(i))
+    }
+}

@@ -342,10 +342,11 @@ fn plan_edits(
     signatures: &mut Signatures,
 ) -> Result<Option<Vec<Edit>>, ActionFailure> {
     let text = input.text;
+    let action = m.action(rule, text);
     // A metavariable the action reads, bound two ways by the scopes around the match.
     let reads = |name: &str| {
         let var = format!("${name}");
-        rule.rule.action.args.snippets().iter().any(|t| {
+        action.args.snippets().iter().any(|t| {
             t.text.match_indices(&var).any(|(at, _)| {
                 !t.text[at + var.len()..]
                     .starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_')
@@ -378,7 +379,7 @@ fn plan_edits(
     {
         return Ok(None);
     }
-    let edits = actions::plan(&rule.rule.action, &site, signatures)?;
+    let edits = actions::plan(action, &site, signatures)?;
     if rule.rule.preserve_lines {
         keeps_lines(&edits, text)?;
     }

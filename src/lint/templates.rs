@@ -61,17 +61,18 @@ fn dedent(code: &str) -> String {
 
 /// An error for each code template of `rule` that is not Python.
 pub fn unparseable(rule: &Rule) -> Vec<RuleError> {
-    if !CODE_ACTIONS.contains(&rule.action.name()) {
-        return Vec::new();
-    }
-    actions::unit(&rule.action)
-        .templates(&rule.action.args)
-        .into_iter()
-        .filter(|t| !reads_as_python(&stand_in(&t.text)))
-        .map(|t| {
+    (rule.actions().into_iter())
+        .filter(|action| CODE_ACTIONS.contains(&action.name()))
+        .flat_map(|action| {
+            let key = action.name().to_string();
+            let templates = actions::unit(action).templates(&action.args);
+            templates.into_iter().map(move |t| (key.clone(), t))
+        })
+        .filter(|(_, t)| !reads_as_python(&stand_in(&t.text)))
+        .map(|(key, t)| {
             RuleError::new(
                 RuleErrorKind::InvalidValue {
-                    key: rule.action.name().to_string(),
+                    key,
                     reason: "the template is not Python (with its metavariables stood in by names, it does not parse)".into(),
                 },
                 &rule.origin.file,
@@ -90,9 +91,8 @@ pub(super) fn rematching(rule: &Rule, compiled: &crate::compile::CompiledRule) -
     if compiled.unless.is_some() || compiled.not_inside.is_some() {
         return Vec::new();
     }
-    actions::unit(&rule.action)
-        .templates(&rule.action.args)
-        .into_iter()
+    (rule.actions().into_iter())
+        .flat_map(|a| actions::unit(a).templates(&a.args))
         .filter(|t| crate::compile::writes(&compiled.pattern, &t.text))
         .map(|t| {
             RuleError::new(RuleErrorKind::TemplateRematches, &rule.origin.file, t.span.clone())

@@ -26,8 +26,22 @@ pub fn explain_rule(rule: &crate::compile::CompiledRule, scope: &str) -> String 
     let _ = writeln!(out, "  files:       {files}");
     let _ = writeln!(out, "  scope:       {scope}");
     out.push_str(&binds(rule));
-    let action = crate::actions::unit(&r.action).explain(&r.action.args);
-    let _ = writeln!(out, "  action:      {action}");
+    if r.branch_actions.is_empty() {
+        let action = crate::actions::unit(&r.action).explain(&r.action.args);
+        let _ = writeln!(out, "  action:      {action}");
+    }
+    // Alternatives with their own action: each says what it does where it matched.
+    for (i, pattern) in r
+        .patterns
+        .iter()
+        .enumerate()
+        .filter(|_| !r.branch_actions.is_empty())
+    {
+        let a = r.action_of(i);
+        let first = pattern.text.lines().next().unwrap_or("");
+        let action = crate::actions::unit(a).explain(&a.args);
+        let _ = writeln!(out, "  action:      where `{first}` matched: {action}");
+    }
     for (key, list) in [("imports:", &r.imports), ("provides:", &r.provides)] {
         if !list.is_empty() {
             let items: Vec<&str> = list.iter().map(|i| i.value.as_str()).collect();

@@ -359,6 +359,10 @@ pub struct Rule {
     pub constraints: Vec<(Spanned<String>, Constraint)>,
     /// What to do with each match.
     pub action: Action,
+    /// The actions `match` alternatives carry (`{any: [{match: P, action: A}, ...]}`), one per
+    /// pattern, `None` where the alternative takes the rule's `action`; empty when none carries
+    /// its own.
+    pub branch_actions: Vec<Option<Action>>,
     /// How many matches each selected file must have.
     pub expect: Option<Expect>,
     /// Every edit must keep the file's line count and every other line at its number.
@@ -475,6 +479,27 @@ impl Policy {
             Policy::Warn => "warn",
             Policy::Skip => "skip",
         }
+    }
+}
+
+impl Rule {
+    /// The action taken where `match` alternative `branch` matched: its own, or the rule's.
+    pub fn action_of(&self, branch: usize) -> &Action {
+        self.branch_actions
+            .get(branch)
+            .and_then(Option::as_ref)
+            .unwrap_or(&self.action)
+    }
+
+    /// Every action the rule takes, each once: the rule's, or each alternative's.
+    pub fn actions(&self) -> Vec<&Action> {
+        let mut all: Vec<&Action> = Vec::new();
+        for action in (0..self.patterns.len().max(1)).map(|i| self.action_of(i)) {
+            if !all.iter().any(|a| std::ptr::eq(*a, action)) {
+                all.push(action);
+            }
+        }
+        all
     }
 }
 

@@ -23,6 +23,7 @@ struct Parts {
     files: Option<Vec<Spanned<String>>>,
     inside: Option<Inside>,
     patterns: Option<Vec<Snippet>>,
+    branch_actions: Option<Vec<Option<Action>>>,
     unless: Option<Option<Snippet>>,
     not_inside: Option<Option<Snippet>>,
     after: Option<Vec<Spanned<String>>>,
@@ -45,6 +46,13 @@ impl Parts {
     /// the pattern beside those of the keys.
     fn assemble(self, origin: Origin) -> Option<Rule> {
         let (action, expect) = self.action_expect.unwrap_or((Action::check(), None));
+        let branch_actions = self.branch_actions.unwrap_or_default();
+        // Every alternative carries its own action (checked when read): the rule's is the
+        // first one's, which names the rule's kind in reports.
+        let action = match branch_actions.first() {
+            Some(Some(first)) if branch_actions.iter().all(Option::is_some) => first.clone(),
+            _ => action,
+        };
         Some(Rule {
             id: self.id?,
             description: self.description.unwrap_or_default(),
@@ -61,6 +69,7 @@ impl Parts {
             after: self.after.unwrap_or_default(),
             constraints: self.constraints.unwrap_or_default(),
             action,
+            branch_actions,
             expect,
             when: self.when.unwrap_or_default(),
             preserve_lines: self.preserve_lines.unwrap_or_default(),
@@ -127,7 +136,7 @@ impl Cx<'_> {
         let phase = g.ok(optional(field("phase"), |p, v| self.phase(p, v)));
         let files = g.ok(optional(field("files"), |p, v| self.globs(p, v)));
         let inside = g.ok(optional(field("inside"), |p, v| self.inside(p, v)));
-        let patterns = g.ok(required("match").and_then(|(p, v)| self.alternatives(&p, "match", v)));
+        let (patterns, branch_actions) = self.match_parts(path, map, g);
         let code = |key: &str| {
             field(key)
                 .map(|(p, v)| self.snippet(&p, key, v))
@@ -164,6 +173,7 @@ impl Cx<'_> {
             files,
             inside,
             patterns,
+            branch_actions,
             unless,
             not_inside,
             after,
@@ -214,5 +224,110 @@ impl Cx<'_> {
             ));
         }
         Ok(items)
+    }
+
+    /// `match` (required): its patterns and the actions its alternatives carry.
+    #[allow(clippy::type_complexity)]
+    fn match_parts(
+        &self,
+        path: &[Seg],
+        map: &Mapping,
+        g: &mut Gather,
+    ) -> (Option<Vec<Snippet>>, Option<Vec<Option<Action>>>) {
+        let Some(value) = map.get("match") else {
+            let kind = RuleErrorKind::MissingKey {
+                key: "match".into(),
+                within: "a rule".into(),
+            };
+            g.ok::<()>(Err(self.error(kind, self.spans.value(path))));
+            return (None, None);
+        };
+        let Some((patterns, actions)) = g.ok(self.branches(&key_path(path, "match"), value)) else {
+            return (None, None);
+        };
+        let actions = match map.get("action") {
+            None => g.ok(self.every_branch_acts(path, actions)),
+            Some(_) => Some(actions),
+        };
+        (Some(patterns), actions)
+    }
+
+    /// `match`: a pattern, or `{any: [...]}` whose items are patterns or `{match: P, action:
+    /// A}` — an alternative with its own action (its own template, seeing what it binds).
+    /// The patterns, and each one's own action (all `None` when none carries one: empty).
+    fn branches(
+        &self,
+        path: &[Seg],
+        value: &Value,
+    ) -> Result<(Vec<Snippet>, Vec<Option<Action>>), RuleError> {
+        let items = match value {
+            Value::Mapping(map) => match map.get("any") {
+                Some(Value::Sequence(items)) => items,
+                _ => return Ok((self.alternatives(path, "match", value)?, vec![])),
+            },
+            _ => return Ok((self.alternatives(path, "match", value)?, vec![])),
+        };
+        if !items.iter().any(|item| matches!(item, Value::Mapping(_))) {
+            return Ok((self.alternatives(path, "match", value)?, vec![]));
+        }
+        let any_path = key_path(path, "any");
+        let mut patterns = Vec::new();
+        let mut actions = Vec::new();
+        for (i, item) in items.iter().enumerate() {
+            let at = super::child(&any_path, Seg::Index(i));
+            let Value::Mapping(map) = item else {
+                patterns.push(self.snippet(&at, "match", item)?);
+                actions.push(None);
+                continue;
+            };
+            self.check_keys(&at, map, &["match", "action"], "an alternative of `match`")?;
+            let Some(pattern) = map.get("match") else {
+                let kind = RuleErrorKind::MissingKey {
+                    key: "match".into(),
+                    within: "an alternative of `match`".into(),
+                };
+                return Err(self.error(kind, self.spans.value(&at)));
+            };
+            patterns.push(self.snippet(&key_path(&at, "match"), "match", pattern)?);
+            let action = (map.get("action"))
+                .map(|a| self.action(&key_path(&at, "action"), a))
+                .transpose()?;
+            // A check asserts for the whole rule, and a rename's output is replayed for every
+            // rule after it: neither is one alternative's.
+            if let Some(a) = action
+                .as_ref()
+                .filter(|a| a.is_check() || a.name() == "rename")
+            {
+                return Err(self.invalid(
+                    &key_path(&at, "action"),
+                    "action",
+                    format!("an alternative's own action edits at its match: `{}` acts for the whole rule, give it as the rule's `action`", a.name()),
+                ));
+            }
+            actions.push(action);
+        }
+        Ok((patterns, actions))
+    }
+
+    /// Without a rule-level `action`, each alternative must carry one: one that does not would
+    /// silently become a `check`.
+    fn every_branch_acts(
+        &self,
+        path: &[Seg],
+        actions: Vec<Option<Action>>,
+    ) -> Result<Vec<Option<Action>>, RuleError> {
+        if actions.is_empty() || actions.iter().all(Option::is_some) {
+            return Ok(actions);
+        }
+        let lacking = actions.iter().position(Option::is_none).unwrap_or(0);
+        let at = super::child(
+            &key_path(&key_path(path, "match"), "any"),
+            Seg::Index(lacking),
+        );
+        Err(self.invalid(
+            &at,
+            "match",
+            "this alternative has no `action` and the rule has none: give it one, or give the rule an `action` for the alternatives without their own",
+        ))
     }
 }

@@ -3,6 +3,9 @@
 //! Both writers start from one canonical value tree made from the model, so a rule written in
 //! either syntax and read back is the same rule, and canonical text round-trips byte for byte.
 
+mod dsl;
+
+pub use dsl::to_dsl;
 use serde_yaml::{Mapping, Value};
 
 use super::model::{
@@ -64,7 +67,7 @@ pub fn to_value(rule: &Rule) -> Value {
     if !inside.is_empty() {
         put("inside", Value::Mapping(inside));
     }
-    put("match", alternatives(&rule.patterns));
+    put("match", match_value(rule));
     if let Some(u) = &rule.unless {
         put("unless", u.text.clone().into());
     }
@@ -84,7 +87,10 @@ pub fn to_value(rule: &Rule) -> Value {
         put("where", where_value(rule));
     }
     // A check with no assertions of its own is the rule written without an action.
-    if !(rule.action.is_check() && rule.action.args.fields().is_empty()) {
+    // Where every alternative carries its own action, the rule's is the first one's.
+    let own = !rule.branch_actions.is_empty() && rule.branch_actions.iter().all(Option::is_some);
+    let bare_check = rule.action.is_check() && rule.action.args.fields().is_empty();
+    if !(own || bare_check) {
         put("action", action_value(&rule.action));
     }
     if let Some(e) = rule.expect {
@@ -217,6 +223,29 @@ fn alternatives(snippets: &[crate::rules::model::Snippet]) -> Value {
             Value::Mapping(map)
         }
     }
+}
+
+/// `match`: its alternatives, each carrying its own action as `{match: P, action: A}`.
+fn match_value(rule: &Rule) -> Value {
+    if rule.branch_actions.is_empty() {
+        return alternatives(&rule.patterns);
+    }
+    let items = rule
+        .patterns
+        .iter()
+        .zip(&rule.branch_actions)
+        .map(|(p, a)| {
+            let Some(action) = a else {
+                return p.text.clone().into();
+            };
+            let mut m = Mapping::new();
+            m.insert("match".into(), p.text.clone().into());
+            m.insert("action".into(), action_value(action));
+            Value::Mapping(m)
+        });
+    let mut map = Mapping::new();
+    map.insert("any".into(), Value::Sequence(items.collect()));
+    Value::Mapping(map)
 }
 
 /// The `when` mapping of a rule (empty when it has no probe).
@@ -353,142 +382,6 @@ pub fn to_yaml(rules: &[(Rule, String)]) -> String {
         })
         .collect::<Vec<_>>()
         .join("---\n")
-}
-
-/// Canonical DSL: one block per rule, a blank line between them, leading comments kept.
-pub fn to_dsl(rules: &[(Rule, String)]) -> String {
-    rules
-        .iter()
-        .map(|(rule, comments)| format!("{comments}{}", dsl_rule(rule)))
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
-fn dsl_rule(rule: &Rule) -> String {
-    let Value::Mapping(map) = to_value(rule) else {
-        unreachable!("a rule is a mapping")
-    };
-    let mut out = format!("rule {}\n", rule.id.value);
-    let notes = key_comments(rule);
-    for (key, value) in &map {
-        let key = key.as_str().unwrap_or_default();
-        if let Some(above) = notes.get(key) {
-            for line in above.lines() {
-                out.push_str(&format!("  {line}\n"));
-            }
-        }
-        match key {
-            "id" => {}
-            // `action replace ...` is written as the shorter `replace ...`.
-            "action" => statements(&mut out, "  ", &[], value),
-            _ => statements(&mut out, "  ", &[key], value),
-        }
-    }
-    out
-}
-
-fn statements(out: &mut String, indent: &str, keys: &[&str], value: &Value) {
-    if let Value::Mapping(map) = value {
-        for (k, v) in map {
-            let mut path = keys.to_vec();
-            path.push(k.as_str().unwrap_or_default());
-            statements(out, indent, &path, v);
-        }
-        return;
-    }
-    out.push_str(indent);
-    out.push_str(&keys.join(" "));
-    out.push(' ');
-    out.push_str(&dsl_value(indent, keys, value));
-    out.push('\n');
-}
-
-fn dsl_value(indent: &str, keys: &[&str], value: &Value) -> String {
-    match value {
-        Value::String(s) => dsl_string(indent, keys, s),
-        // A list of mappings (test cases) is written one `{ block }` per item.
-        Value::Sequence(items) if items.iter().any(Value::is_mapping) => {
-            let inner = format!("{indent}    ");
-            let mut out = String::from("[\n");
-            for item in items {
-                out.push_str(&format!("{indent}  {{\n"));
-                statements(&mut out, &inner, &[], item);
-                out.push_str(&format!("{indent}  }},\n"));
-            }
-            out.push_str(indent);
-            out.push(']');
-            out
-        }
-        Value::Sequence(items) => format!(
-            "[{}]",
-            items
-                .iter()
-                .map(|v| dsl_value(indent, keys, v))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-        Value::Bool(b) => b.to_string(),
-        Value::Number(n) => n.to_string(),
-        _ => "\"\"".to_string(),
-    }
-}
-
-fn dsl_string(indent: &str, keys: &[&str], s: &str) -> String {
-    let last = keys.last().copied().unwrap_or_default();
-    let is_code = CODE_KEYS.contains(&last) || keys.contains(&"set_kwargs");
-    // A fenced block loses the indentation its lines share, so code whose every line is
-    // indented goes in quotes, where it keeps it.
-    let all_indented = s
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .all(|l| l.starts_with([' ', '\t']))
-        && s.contains('\n');
-    if is_code && !s.contains('`') && !all_indented {
-        if !s.contains('\n') {
-            return format!("`{s}`");
-        }
-        let body: Vec<String> = s
-            .lines()
-            .map(|l| {
-                if l.is_empty() {
-                    String::new()
-                } else {
-                    format!("{indent}  {l}")
-                }
-            })
-            .collect();
-        // A final line break is written as a blank line before the closing fence.
-        let final_break = if s.ends_with('\n') { "\n" } else { "" };
-        return format!("```\n{}\n{final_break}{indent}```", body.join("\n"));
-    }
-    let plain_word = !s.is_empty()
-        && s.chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
-        && super::dsl::word_value(s) == Value::String(s.to_string());
-    if plain_word && last != "description" {
-        return s.to_string();
-    }
-    let bare_specifier = keys.first() == Some(&"requires")
-        && ["~=", "==", "!=", "<=", ">=", "<", ">"]
-            .iter()
-            .any(|op| s.starts_with(op))
-        && !s.contains([' ', '\t', '#', '\n']);
-    if bare_specifier {
-        return s.to_string();
-    }
-    let mut quoted = String::with_capacity(s.len() + 2);
-    quoted.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => quoted.push_str("\\\""),
-            '\\' => quoted.push_str("\\\\"),
-            '\n' => quoted.push_str("\\n"),
-            '\t' => quoted.push_str("\\t"),
-            c => quoted.push(c),
-        }
-    }
-    quoted.push('"');
-    quoted
 }
 
 /// The comment lines directly above a rule (`#` lines, blank lines between them allowed), kept
