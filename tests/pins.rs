@@ -132,3 +132,51 @@ fn a_failing_pin_follows_on_miss_and_is_missing_in_the_matrix() {
     let rows: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(rows[0]["status"], "ok", "{rows}");
 }
+
+#[test]
+fn a_pin_can_ask_for_a_top_level_function_and_a_last_statement() {
+    let holds =
+        |rule: &str, source: &str| patch(&rules(rule), &versions(&[]), "m.py", source).is_ok();
+    let top = "id: pin\nmatch: 'def $F($$$P): $$$B'\nwhere: {F: {regex: '^helper$'}}\nat: top_level\nexpect: 1\n";
+    assert!(holds(top, "def helper(x):\n    return x\n"));
+    assert!(
+        holds(top, "@cache\ndef helper(x):\n    return x\n"),
+        "decorated, still top level"
+    );
+    assert!(
+        !holds(top, "class A:\n    def helper(self):\n        pass\n"),
+        "a method"
+    );
+    assert!(
+        !holds(top, "def outer():\n    def helper():\n        pass\n"),
+        "a nested function"
+    );
+    assert!(
+        !holds(top, "if X:\n    def helper():\n        pass\n"),
+        "under a condition"
+    );
+    let last = "id: pin\ninside: {function: forward}\nmatch: 'return $X'\nat: last\nexpect: 1\n";
+    assert!(
+        holds(
+            last,
+            "def forward(x):\n    y = x\n    return y\n    # the end\n"
+        ),
+        "a comment after it does not count"
+    );
+    assert!(holds(last, "def forward(x): return x\n"), "a one-line body");
+    assert!(!holds(last, "def forward(x):\n    return x\n    x = 1\n"));
+    assert!(
+        !holds(
+            last,
+            "def forward(x):\n    if x:\n        return x\n    return None\n"
+        ),
+        "the early return is last of the `if`, but two matches"
+    );
+    // Both, on a run: its last statement is the last of the module.
+    let both = "id: pin\nmatch: |\n  A = 1\n  B = 2\nat: [top_level, last]\nexpect: 1\n";
+    assert!(holds(both, "A = 1\nB = 2\n"));
+    assert!(!holds(both, "A = 1\nB = 2\nC = 3\n"));
+    assert_eq!(round_trip(both).rules[0].at.len(), 2);
+    let bad = crate::util::rule_error("id: pin\nmatch: 'x'\nat: lats\n");
+    assert!(bad.contains("did you mean `last`"), "{bad}");
+}

@@ -249,6 +249,7 @@ impl CompiledRule {
             && inside.function.is_none()
             && inside.loop_header.is_empty()
             && self.not_inside.is_none()
+            && self.rule.at.is_empty()
             && self.when_has.is_none()
             && self.when_lacks.is_none()
             && self.rule.when.signature.is_none()

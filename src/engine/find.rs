@@ -291,6 +291,29 @@ fn fresh<'p, 't>(
         .take_while(move |n| previous.is_none_or(|p| n.start_byte() > p))
 }
 
+/// Whether the match from `node` to `last` stands where the rule's `at` asks: its statement at
+/// module level (`top_level`), its last statement the last of its block (`last`; comments
+/// after it do not count).
+fn stands_at<'t>(rule: &CompiledRule, node: Node<'t>, last: Node<'t>) -> bool {
+    use crate::rules::model::Position;
+    // The statement holding `n`: the node below a block or the module (a decorated
+    // definition, not the `def` under its decorators).
+    fn statement(mut n: Node<'_>) -> Option<(Node<'_>, Node<'_>)> {
+        while let Some(parent) = n.parent() {
+            if matches!(parent.kind(), "block" | "module") {
+                return Some((n, parent));
+            }
+            n = parent;
+        }
+        None
+    }
+    rule.rule.at.iter().all(|position| match position {
+        Position::TopLevel => statement(node).is_some_and(|(_, p)| p.kind() == "module"),
+        Position::Last => statement(last)
+            .is_some_and(|(s, p)| crate::python::significant_children(p).last() == Some(&s)),
+    })
+}
+
 /// The match of `rule` at the candidate `node`, if the pattern and the scopes hold there.
 fn match_at<'t>(
     rule: &CompiledRule,
@@ -310,7 +333,8 @@ fn match_at<'t>(
     let seeds = scope::scope_bindings(rule, root, node, text, matcher, cache).ok()?;
     let unseeded = seeds.len() == 1 && seeds[0].is_empty();
     let found = |last: Node<'t>, bindings: Bindings<'t>| {
-        if !constraints_hold(rule, &bindings, text, matcher)
+        if !stands_at(rule, node, last)
+            || !constraints_hold(rule, &bindings, text, matcher)
             || !scoped_probes_hold(rule, root, node, &bindings, matcher)
         {
             return None;

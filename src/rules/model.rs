@@ -353,6 +353,9 @@ pub struct Rule {
     pub unless: Option<Snippet>,
     /// A pattern that, found around a match (an enclosing node), leaves that match alone.
     pub not_inside: Option<Snippet>,
+    /// Where each match must stand (`at: top_level`, `at: [top_level, last]`): a site
+    /// elsewhere is no match.
+    pub at: Vec<Position>,
     /// Rules of the same phase whose output this rule sees.
     pub after: Vec<Spanned<String>>,
     /// Conditions on what metavariables bound, by name (without `$`), in the order written.
@@ -456,6 +459,30 @@ pub struct SignatureProbe {
     pub lacks: Vec<Spanned<String>>,
     /// Parameters it must take in this order (others may stand between them).
     pub order: Vec<Spanned<String>>,
+}
+
+/// A place in the code a match must stand at (`at:`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Position {
+    /// The statement holding the match stands at module level: a top-level function, not a
+    /// method or a function nested in another.
+    TopLevel,
+    /// The statement holding the match (a run's last statement) is the last of its block.
+    Last,
+}
+
+impl Position {
+    /// Every position, as written in rule files.
+    pub const ALL: [(&'static str, Position); 2] =
+        [("top_level", Position::TopLevel), ("last", Position::Last)];
+
+    /// The name used in rule files.
+    pub fn name(self) -> &'static str {
+        Position::ALL
+            .iter()
+            .find(|(_, p)| *p == self)
+            .map_or("", |(n, _)| n)
+    }
 }
 
 /// What one kind of failure of a rule does: a missed `expect` (`on_miss`) or an action that

@@ -10,7 +10,7 @@ use serde_yaml::Value;
 use super::Syntax;
 use super::action::{ArgReader, action_names, action_spec};
 use super::error::{RuleError, RuleErrorKind, did_you_mean};
-use super::model::{Action, Expect, Phase, Policy, Rule, Spanned};
+use super::model::{Action, Expect, Phase, Policy, Position, Rule, Spanned};
 pub(crate) use super::reader::{Cx, child, key_path};
 use super::spans::{Path, Seg, SpanIndex};
 use crate::source::SourceFile;
@@ -29,6 +29,7 @@ pub const RULE_KEYS: &[&str] = &[
     "match",
     "unless",
     "not_inside",
+    "at",
     "after",
     "where",
     "action",
@@ -135,6 +136,34 @@ impl Cx<'_> {
                 })
             }
         }
+    }
+
+    /// `at`: one place or a list of them, each `top_level` or `last`.
+    pub(super) fn positions(&self, p: &[Seg], value: &Value) -> Result<Vec<Position>, RuleError> {
+        let names: Vec<&str> = Position::ALL.iter().map(|(n, _)| *n).collect();
+        let mut at = Vec::new();
+        for name in self.strings(p, "at", value)? {
+            match Position::ALL.iter().find(|(n, _)| *n == name.value) {
+                Some((_, position)) if !at.contains(position) => at.push(*position),
+                Some(_) => {}
+                None => {
+                    let why = format!("`{}` is not {}", name.value, names.join(" or "));
+                    let e = RuleError::new(
+                        RuleErrorKind::InvalidValue {
+                            key: "at".into(),
+                            reason: why,
+                        },
+                        self.file,
+                        name.span.clone(),
+                    );
+                    return Err(match did_you_mean(&name.value, &names) {
+                        Some(s) => e.with_help(format!("did you mean `{s}`?")),
+                        None => e,
+                    });
+                }
+            }
+        }
+        Ok(at)
     }
 
     pub(super) fn phase(&self, path: &[Seg], value: &Value) -> Result<Phase, RuleError> {

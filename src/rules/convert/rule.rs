@@ -6,8 +6,8 @@ use serde_yaml::{Mapping, Value};
 use super::{Cx, RULE_KEYS, key_path, optional};
 use crate::rules::error::{Gather, RuleError, RuleErrorKind};
 use crate::rules::model::{
-    Action, Constraint, Expect, Inside, Origin, Phase, Policy, Requirement, Rule, Snippet, Spanned,
-    TestCase, When,
+    Action, Constraint, Expect, Inside, Origin, Phase, Policy, Position, Requirement, Rule,
+    Snippet, Spanned, TestCase, When,
 };
 use crate::rules::spans::{Path, Seg};
 
@@ -26,6 +26,7 @@ struct Parts {
     branch_actions: Option<Vec<Option<Action>>>,
     unless: Option<Option<Snippet>>,
     not_inside: Option<Option<Snippet>>,
+    at: Option<Vec<Position>>,
     after: Option<Vec<Spanned<String>>>,
     constraints: Option<Vec<(Spanned<String>, Constraint)>>,
     action_expect: Option<(Action, Option<Expect>)>,
@@ -66,6 +67,7 @@ impl Parts {
             patterns: self.patterns?,
             unless: self.unless.unwrap_or_default(),
             not_inside: self.not_inside.unwrap_or_default(),
+            at: self.at.unwrap_or_default(),
             after: self.after.unwrap_or_default(),
             constraints: self.constraints.unwrap_or_default(),
             action,
@@ -144,6 +146,7 @@ impl Cx<'_> {
         };
         let unless = g.ok(code("unless"));
         let not_inside = g.ok(code("not_inside"));
+        let at = g.ok(optional(field("at"), |p, v| self.positions(p, v)));
         let after = g.ok(optional(field("after"), |p, v| self.strings(p, "after", v)));
         let constraints = g.ok(optional(field("where"), |p, v| self.constraints(p, v)));
         let action_expect = g.ok(self.action_and_expect(field("action"), field("expect")));
@@ -176,6 +179,7 @@ impl Cx<'_> {
             branch_actions,
             unless,
             not_inside,
+            at,
             after,
             constraints,
             action_expect,

@@ -74,6 +74,11 @@ pub fn to_value(rule: &Rule) -> Value {
     if let Some(n) = &rule.not_inside {
         put("not_inside", n.text.clone().into());
     }
+    match rule.at.as_slice() {
+        [] => {}
+        [one] => put("at", one.name().into()),
+        many => put("at", many.iter().map(|p| Value::from(p.name())).collect()),
+    }
     for (key, list) in [
         ("after", &rule.after),
         ("imports", &rule.imports),
