@@ -266,3 +266,55 @@ fn rename_renames_every_spelling_python_reads_as_the_name() {
         "def f():\n    path = 1\n    return path\n"
     );
 }
+
+/// `replace: {of, by}` at `source`, and the output of a second run (a fixed point).
+fn replace_between(rule: &str, source: &str) -> Result<String, String> {
+    let set = rules(rule);
+    let out = patch(&set, &versions(&[]), "m.py", source).map_err(|e| render(&e))?;
+    let again = patch(&set, &versions(&[]), "m.py", &out.output).map_err(|e| render(&e))?;
+    assert_eq!(again.output, out.output, "not a fixed point");
+    Ok(out.output)
+}
+
+#[test]
+fn replace_of_a_capture_rewrites_the_code_between_its_anchors_only() {
+    let rule = "id: r\nmatch: 'self.attn($H, $$$MID, output_attentions=$O)'\naction: {replace: {of: $$$MID, by: 'attention_mask=mask'}}\nexpect: 1\n";
+    // A one-per-line call keeps its layout; the comments on replaced lines go above the
+    // statement (none is left on the new code), others stay where they are.
+    let source = "def f(self, h, mask, pos):\n    out = self.attn(\n        h,  # hidden\n        pos,  # positions\n        None,  # cache\n        output_attentions=False,\n    )\n";
+    assert_eq!(
+        replace_between(rule, source).unwrap(),
+        "def f(self, h, mask, pos):\n    # positions\n    # cache\n    out = self.attn(\n        h,  # hidden\n        attention_mask=mask,\n        output_attentions=False,\n    )\n"
+    );
+    assert_eq!(
+        replace_between(
+            rule,
+            "out = self.attn(h, pos, None, output_attentions=False)\n"
+        )
+        .unwrap(),
+        "out = self.attn(h, attention_mask=mask, output_attentions=False)\n"
+    );
+    // Nothing between the anchors: refused, saying so (no guess where the code would go).
+    let e = replace_between(rule, "out = self.attn(h, output_attentions=False)\n").unwrap_err();
+    assert!(e.contains("bound nothing here"), "{e}");
+    // One capture, with the other captures usable in `by`.
+    let one = "id: r\nmatch: 'F.dropout($X, p=$P, training=$T)'\naction: {replace: {of: $T, by: 'self.training and $P > 0'}}\n";
+    assert_eq!(
+        replace_between(one, "y = F.dropout(x, p=0.1, training=False)\n").unwrap(),
+        "y = F.dropout(x, p=0.1, training=self.training and 0.1 > 0)\n"
+    );
+    for (bad, says) in [
+        ("{of: MID, by: x}", "names one metavariable"),
+        ("{of: $$$MID}", "by"),
+        ("{of: $$$MID, by: x, at: y}", "at"),
+    ] {
+        let e = crate::util::rule_error(&format!(
+            "id: r\nmatch: 'f($$$MID)'\naction: {{replace: {bad}}}\n"
+        ));
+        assert!(e.contains(says), "{bad}: {e}");
+    }
+    let unbound = crate::util::rule_error(
+        "id: r\nmatch: 'f($$$MID)'\naction: {replace: {of: $$$X, by: y}}\n",
+    );
+    assert!(unbound.contains("X"), "{unbound}");
+}

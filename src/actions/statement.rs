@@ -11,13 +11,16 @@ use super::{
     statement_count,
 };
 use crate::edit::Edit;
+use crate::pattern::matcher::Capture;
 use crate::pattern::template::substitute;
 use crate::python::node_indent;
 use crate::rules::action::{ActionSpec, Arg, ArgReader};
 use crate::rules::error::RuleError;
-use crate::rules::model::Snippet;
+use crate::rules::model::{Snippet, Spanned};
 
-/// `replace: "template"`: replaces the whole match.
+/// `replace: "template"`: replaces the whole match; `replace: {of: $X, by: "template"}`
+/// replaces only what `$X` (or `$$$X`) bound — the code between the pattern's anchors, the rest
+/// of the match keeping its layout.
 #[derive(Debug)]
 pub struct Replace;
 register_action!(Replace);
@@ -25,6 +28,27 @@ register_action!(Replace);
 impl ActionSpec for Replace {
     fn name(&self) -> &'static str {
         "replace"
+    }
+
+    fn read(&self, args: &ArgReader<'_>) -> Result<Arg, RuleError> {
+        if args.field("of").is_none() && args.field("by").is_none() {
+            return args.text();
+        }
+        let within = "`replace`";
+        args.fields(&["of", "by"], within, "a template, or a mapping {of, by}")?;
+        let of = args.require("of", within)?;
+        let name = of.string()?;
+        let bare = name.value.trim_start_matches('$');
+        if !name.value.starts_with('$') || !crate::rules::convert::is_metavar_name(bare) {
+            return Err(of.invalid("`of` names one metavariable, such as `$$$MID` or `$X`"));
+        }
+        Ok(Arg::Fields(vec![
+            (Spanned::new("of".into(), 0..0), of.text()?),
+            (
+                Spanned::new("by".into(), 0..0),
+                args.require("by", within)?.text()?,
+            ),
+        ]))
     }
 }
 
@@ -36,14 +60,41 @@ impl ActionUnit for Replace {
         }
     }
 
-    fn explain(&self, args: &Arg) -> String {
-        format!("replace with `{}`", args.text())
+    fn templates<'a>(&self, args: &'a Arg) -> Vec<&'a Snippet> {
+        args.field("by")
+            .unwrap_or(args)
+            .snippet()
+            .into_iter()
+            .collect()
     }
 
-    fn applied_shape(&self, args: &Arg, _pattern: &str) -> AppliedShape {
-        args.snippet().map_or(AppliedShape::Unknown, |s| {
-            AppliedShape::Code(s.text.clone())
-        })
+    fn metavar_args<'a>(&self, args: &'a Arg) -> Vec<&'a Snippet> {
+        args.field("of")
+            .and_then(Arg::snippet)
+            .into_iter()
+            .collect()
+    }
+
+    fn explain(&self, args: &Arg) -> String {
+        match (args.field("of"), args.field("by")) {
+            (Some(of), Some(by)) => {
+                format!("replace what `{}` bound with `{}`", of.text(), by.text())
+            }
+            _ => format!("replace with `{}`", args.text()),
+        }
+    }
+
+    fn applied_shape(&self, args: &Arg, pattern: &str) -> AppliedShape {
+        let (Some(of), Some(by)) = (args.field("of"), args.field("by")) else {
+            return args.snippet().map_or(AppliedShape::Unknown, |s| {
+                AppliedShape::Code(s.text.clone())
+            });
+        };
+        // The pattern with the capture written as what replaced it.
+        match replace_metavar(pattern, of.text(), by.text()) {
+            Some(shape) => AppliedShape::Code(shape),
+            None => AppliedShape::Unknown,
+        }
     }
 
     fn plan(
@@ -52,6 +103,9 @@ impl ActionUnit for Replace {
         site: &Site<'_, '_>,
         _: &mut Signatures,
     ) -> Result<Vec<Edit>, ActionFailure> {
+        if let (Some(of), Some(by)) = (args.field("of"), args.field("by")) {
+            return replace_capture(site, of.text(), by.text());
+        }
         let range = site.range();
         let indent = node_indent(site.source, site.node);
         let mut text = substitute(args.text(), site.bindings, site.source, indent);
@@ -65,6 +119,77 @@ impl ActionUnit for Replace {
             None => Vec::new(),
         })
     }
+}
+
+/// `replace: {of, by}` at one site: the capture's code replaced, its comments that `by` does
+/// not account for kept above the statement.
+fn replace_capture(site: &Site<'_, '_>, of: &str, by: &str) -> Result<Vec<Edit>, ActionFailure> {
+    let name = of.trim_start_matches('$');
+    let nodes = match site.bindings.get(name) {
+        Some(Capture::One(node)) => vec![*node],
+        Some(Capture::Many(nodes)) => nodes.clone(),
+        None => Vec::new(),
+    };
+    let (Some(first), Some(last)) = (nodes.first().copied(), nodes.last().copied()) else {
+        return Err(ActionFailure::at(
+            site.range(),
+            "this match",
+            format!("`{of}` bound nothing here: there is no code between its anchors to replace"),
+        )
+        .help("replace the whole match with a template that writes the anchors and the new code"));
+    };
+    let range = first.start_byte()..last.end_byte();
+    let text = substitute(
+        by,
+        site.bindings,
+        site.source,
+        node_indent(site.source, first),
+    );
+    let text = text.trim_end_matches(['\n', '\r']).to_string();
+    // A comment ending the last replaced line spoke of the replaced code: it goes above the
+    // statement with the others, not onto the new code.
+    let trailing = std::iter::successors(last.next_sibling(), |n| n.next_sibling())
+        .take_while(|n| n.start_position().row == last.end_position().row)
+        .find(|n| n.kind() == "comment");
+    let within = Site {
+        node: first,
+        last: trailing.unwrap_or(last),
+        ..*site
+    };
+    let Some(edit) = site.changing(Some(Edit { range, text })).pop() else {
+        return Ok(Vec::new());
+    };
+    let mut edits = with_comments_kept(&within, by, edit);
+    if let Some(comment) = trailing.filter(|c| !by.contains(site.source[c.byte_range()].trim())) {
+        let before = site.source[..comment.start_byte()].trim_end_matches([' ', '\t']);
+        edits.push(Edit {
+            range: before.len()..comment.end_byte(),
+            text: String::new(),
+        });
+    }
+    Ok(edits)
+}
+
+/// `pattern` with the metavariable `of` (`$X` or `$$$X`, as a whole word) written as `by`;
+/// `None` where it does not stand there once.
+fn replace_metavar(pattern: &str, of: &str, by: &str) -> Option<String> {
+    let at: Vec<usize> = pattern
+        .match_indices(of)
+        .map(|(at, _)| at)
+        .filter(|&at| {
+            let after = pattern[at + of.len()..].chars().next();
+            let before = pattern[..at].chars().next_back();
+            !after.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_') && before != Some('$')
+        })
+        .collect();
+    let [one] = at.as_slice() else {
+        return None;
+    };
+    Some(format!(
+        "{}{by}{}",
+        &pattern[..*one],
+        &pattern[*one + of.len()..]
+    ))
 }
 
 /// `edit`, replacing the match, and the comments in the match that `template` does not account
