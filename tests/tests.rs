@@ -11,6 +11,7 @@ mod branches;
 mod cli;
 mod config;
 mod cpython;
+mod derive;
 mod diagnostics;
 mod differential;
 mod dsl;

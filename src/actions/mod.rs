@@ -8,6 +8,7 @@ mod bindings;
 mod call;
 mod check;
 mod comments;
+mod derive;
 mod function;
 mod lookup;
 mod mro;

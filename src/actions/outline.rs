@@ -29,8 +29,8 @@ use crate::rules::action::{ActionSpec, Arg, ArgReader};
 use crate::rules::error::RuleError;
 use crate::rules::model::Spanned;
 
-mod checks;
-mod text;
+pub(super) mod checks;
+pub(super) mod text;
 
 /// `outline: {name, decorators, after}` (or `outline: NAME`, or `outline: true`).
 #[derive(Debug)]
@@ -291,7 +291,11 @@ fn kept_statements(body: Node<'_>) -> Option<Node<'_>> {
 
 /// The call forwarding `params` to `name`, checked to bind each parameter to the argument of
 /// its own name.
-fn forwarding_call(name: &str, params: &[Param], def: Node<'_>) -> Result<String, ActionFailure> {
+pub(super) fn forwarding_call(
+    name: &str,
+    params: &[Param],
+    def: Node<'_>,
+) -> Result<String, ActionFailure> {
     let mut args = Vec::new();
     for p in params {
         if !text::is_identifier(&p.name) {

@@ -9,7 +9,7 @@ use super::super::{ActionFailure, same_code};
 use crate::python::significant_children;
 
 /// Where the outlined function stands.
-pub(super) struct Place<'t> {
+pub(in crate::actions) struct Place<'t> {
     /// The module-level statement holding it (its class, or itself; decorators included).
     pub top: Node<'t>,
     /// Its class, for a method.
@@ -155,7 +155,11 @@ pub(super) fn defines(root: Node<'_>, name: &str, source: &str) -> bool {
 }
 
 /// The module-level statement that defines `name`: a function, a class, or an assignment.
-pub(super) fn top_level_binding<'t>(root: Node<'t>, name: &str, source: &str) -> Option<Node<'t>> {
+pub(in crate::actions) fn top_level_binding<'t>(
+    root: Node<'t>,
+    name: &str,
+    source: &str,
+) -> Option<Node<'t>> {
     significant_children(root).into_iter().rev().find(|s| {
         let def = if s.kind() == "decorated_definition" {
             s.child_by_field_name("definition").unwrap_or(*s)

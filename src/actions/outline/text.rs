@@ -9,10 +9,10 @@ use super::checks::Place;
 
 /// The name an outline gets when the rule gives none: for a method, its class's name and its
 /// own (`LlamaAttention_forward`); for a function, its own name and `_outlined`.
-pub(super) const DEFAULT_NAME: &str = "${class}_${def}";
+pub(in crate::actions) const DEFAULT_NAME: &str = "${class}_${def}";
 
 /// Whether `name` is a Python identifier (ASCII, as rule files write them).
-pub(super) fn is_identifier(name: &str) -> bool {
+pub(in crate::actions) fn is_identifier(name: &str) -> bool {
     let mut chars = name.chars();
     chars
         .next()
@@ -63,7 +63,7 @@ enum Piece<'a> {
 
 /// Checks a name template when the rule is read: its references are known and it makes an
 /// identifier.
-pub(super) fn check_name_template(template: &str) -> Result<(), String> {
+pub(in crate::actions) fn check_name_template(template: &str) -> Result<(), String> {
     let filled: String = pieces(template)?
         .iter()
         .map(|p| match p {
@@ -80,7 +80,7 @@ pub(super) fn check_name_template(template: &str) -> Result<(), String> {
 
 /// The outline's name at `site`: `${class}` and `${def}` are the class's and the function's
 /// names, `$NAME`/`${NAME}` a capture's text, which must be a name.
-pub(super) fn expand_name(
+pub(in crate::actions) fn expand_name(
     template: &str,
     place: &Place<'_>,
     site: &Site<'_, '_>,
