@@ -167,7 +167,27 @@ pub fn run_rule(rule: &Rule, all: &[Rule], update: bool) -> Result<Vec<CaseResul
         });
         let snapshot = tests_dir(rule).join(format!("{}.expected.py", case.name.value));
         let mut updated = false;
+        // The case is a run of one file: an `expect` over the run is counted on it.
+        let run_drift = outcome.as_ref().ok().and_then(|p| {
+            crate::engine::totals::missed(&set, std::iter::once(p))
+                .into_iter()
+                .find(|(r, _)| r.rule.id.value == rule.id.value)
+                .map(|(_, line)| line)
+        });
         let failure = match (&case.expectation, outcome) {
+            (TestExpectation::Error(kind), Ok(_)) if run_drift.is_some() => {
+                (kind != "drift").then(|| Failure {
+                    message: format!(
+                        "expected a `{kind}` error, got `drift`: {}",
+                        run_drift.clone().unwrap_or_default()
+                    ),
+                    texts: None,
+                })
+            }
+            (_, Ok(_)) if run_drift.is_some() => Some(Failure {
+                message: format!("patching failed: {}", run_drift.clone().unwrap_or_default()),
+                texts: None,
+            }),
             (TestExpectation::Error(kind), Err(e)) => {
                 let got = error_kind(e.kind());
                 (got != kind).then(|| Failure {

@@ -12,6 +12,7 @@ interpreter without the hook).
 """
 
 import argparse
+import inspect
 import json
 import pathlib
 import subprocess
@@ -60,7 +61,14 @@ def main() -> int:
         import transformers.trainer  # noqa: F401
     version = transformers.__version__
     print(f"transformers {version}: {hook.skipped} modules left to the normal loader")
+    provide(llama)
     checks = {
+        "fused-ce-causal-lm": "_patcher_fused_linear_ce" in _names(llama.LlamaForCausalLM.forward),
+        "rope-fused-kernel": "_patcher_rope" in _names(llama.apply_rotary_pos_emb),
+        "rope-drop-position-ids": "position_ids" not in inspect.signature(llama.apply_rotary_pos_emb).parameters,
+        "rope-drop-position-ids-doc": "Deprecated and unused" not in (llama.apply_rotary_pos_emb.__doc__ or ""),
+        "rmsnorm-residual-parameter": "residual" in inspect.signature(llama.LlamaRMSNorm.forward).parameters,
+        "llama-decoder-strip-comments": "#" not in inspect.getsource(llama.LlamaDecoderLayer.forward),
         "llama-attention-outline": hasattr(llama, "LlamaAttention_forward"),
         "llama-mlp-outline": hasattr(llama, "LlamaMLP_forward"),
         "gpt2-softmax-fp32": "float32" in gpt2.eager_attention_forward.__code__.co_names,
@@ -80,6 +88,29 @@ def main() -> int:
     print(f"one training step: loss {patched['loss']:.6f} (stock {stock['loss']:.6f}), "
           f"largest gradient-sum difference {worst:.3g} over {len(stock['grads'])} tensors")
     return 0 if worst < 1e-6 and abs(patched["loss"] - stock["loss"]) < 1e-6 else 1
+
+
+def provide(module) -> None:
+    """The helpers the rules `provide`: the patcher puts its own functions in the patched
+    module. These are reference implementations (a patcher's are fused kernels computing the
+    same), so one training step must equal the unpatched model's."""
+    import torch
+    from transformers.loss.loss_utils import ForCausalLMLoss
+
+    def _patcher_rope(x, cos, sin):
+        return (x * cos) + (module.rotate_half(x) * sin)
+
+    def _patcher_fused_linear_ce(hidden, weight, labels, logit_scale=1.0, **kwargs):
+        logits = torch.nn.functional.linear(hidden, weight) * logit_scale
+        return ForCausalLMLoss(logits, labels, vocab_size=weight.shape[0], **kwargs)
+
+    module._patcher_rope = _patcher_rope
+    module._patcher_fused_linear_ce = _patcher_fused_linear_ce
+
+
+def _names(function) -> tuple:
+    """The global names the code under ``function``'s decorators reads."""
+    return inspect.unwrap(function).__code__.co_names
 
 
 def _builds(function, key, value) -> bool:

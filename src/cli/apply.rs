@@ -112,10 +112,11 @@ pub(super) fn run(args: ApplyArgs, colors: Colors) -> Result<u8, Error> {
         false => super::unselected::report(&rules, &plan.files, args.check || args.verify),
     };
     let mut exit = report_failures(&outcomes, &args, colors);
-    for line in super::totals::missed(
+    for line in crate::engine::totals::missed(
         &rules,
         outcomes.iter().filter_map(|o| o.result.as_ref().ok()),
     ) {
+        let (_, line) = line;
         err(format!("error: {line}\n"));
         exit = exit.max(3);
     }

@@ -11,7 +11,6 @@ mod matrix;
 mod new;
 mod repo_paths;
 mod test;
-mod totals;
 mod unselected;
 
 use std::io::Write;

@@ -19,6 +19,7 @@ mod run;
 mod schedule;
 pub mod scope;
 mod step;
+pub mod totals;
 mod verify;
 
 pub use diagnose::describe_scope;

@@ -2,15 +2,15 @@
 //! a rule across a tree whose files mostly hold none of its sites (a count per file could not
 //! say "at least one somewhere").
 
+use super::{Patched, RuleStatus};
 use crate::compile::RuleSet;
-use crate::engine::{Patched, RuleStatus};
 
 /// One line per rule whose run total misses its `expect`: the drift, with the count and the
 /// number of files it was found in. Rules inactive in every file (a version gate) are left out.
-pub(super) fn missed<'a>(
-    rules: &RuleSet,
+pub fn missed<'a, 'r>(
+    rules: &'r RuleSet,
     patched: impl Iterator<Item = &'a Patched>,
-) -> Vec<String> {
+) -> Vec<(&'r crate::compile::CompiledRule, String)> {
     let wanted: Vec<&crate::compile::CompiledRule> = rules
         .rules
         .iter()
@@ -41,11 +41,12 @@ pub(super) fn missed<'a>(
             let expect = rule.rule.expect.expect("filtered on expect");
             (active > 0 && !expect.admits(matches as u64)).then(|| {
                 let count = expect.to_string();
-                format!(
+                let line = format!(
                     "drift: rule `{}` expects {} match(es) over the run, found {matches} in {files} of {active} file(s)",
                     rule.id(),
                     count.trim_end_matches(" over the run")
-                )
+                );
+                (*rule, line)
             })
         })
         .collect()
