@@ -35,6 +35,7 @@ def export(rules: Any, packages: Sequence[str], phase: Optional[str],
     descriptor, path = tempfile.mkstemp(dir=folder, suffix=".json")
     with os.fdopen(descriptor, "wb") as out:
         out.write(payload)
+    _warn_fork_server("workers it starts run without the hook")
     os.environ[VARIABLE] = json.dumps({
         "snapshot": path, "sha256": hashlib.sha256(payload).hexdigest(),
         "fingerprint": rules.fingerprint, "packages": list(packages), "phase": phase,
@@ -52,7 +53,18 @@ def _remove(folder: str, owner: int) -> None:
 
 def withdraw() -> None:
     """Stops handing the hook to children started from now on."""
-    os.environ.pop(VARIABLE, None)
+    if os.environ.pop(VARIABLE, None) is not None:
+        _warn_fork_server("workers it starts keep the hook")
+
+
+def _warn_fork_server(consequence: str) -> None:
+    """Says so where a ``multiprocessing`` fork server is running: it took this process's
+    environment once, when it started, and every worker it forks starts from that."""
+    forkserver = sys.modules.get("multiprocessing.forkserver")
+    server = getattr(forkserver, "_forkserver", None)
+    if getattr(server, "_forkserver_pid", None) is not None:
+        warnings.warn("regraft: a multiprocessing fork server is already running, started before "
+                      f"this change to {VARIABLE}: {consequence}", RuntimeWarning, stacklevel=4)
 
 
 def read_snapshot(path: str, digest: str) -> List[Tuple[str, str, str]]:

@@ -14,7 +14,7 @@ import types
 import warnings
 from typing import Any, List, Mapping, Optional, Sequence, Tuple
 
-from . import _cache
+from . import _cache, _sources
 from ._native import RegraftError
 
 
@@ -25,6 +25,12 @@ class _Loader(importlib.machinery.SourceFileLoader):
     def __init__(self, fullname: str, path: str, hooks: List["Hook"]) -> None:
         super().__init__(fullname, path)
         self._hooks = hooks
+        self._patched: Optional[str] = None
+
+    def get_source(self, fullname: str) -> Optional[str]:
+        """The text this loader compiled: the patched one, where it patched the module (what
+        ``linecache`` asks a module's loader for once the file is gone from disk)."""
+        return self._patched if self._patched is not None else super().get_source(fullname)
 
     def get_code(self, fullname: str) -> types.CodeType:
         path = self.get_filename(fullname)
@@ -42,12 +48,53 @@ class _Loader(importlib.machinery.SourceFileLoader):
         if patched == source:
             # Nothing changed: the normal loader, with its bytecode cache.
             return importlib.machinery.SourceFileLoader(fullname, path).get_code(fullname)
-        lines = patched.splitlines(keepends=True)
-        linecache.cache[path] = (len(patched), None, lines, path)
-        return self._hooks[-1].code_of(patched, path)
+        # The module file's own entry shows the patched text to `inspect.getsource` of its
+        # classes; the code names a file that holds it (see `_sources`), so tracebacks show
+        # the patched line with any handler, also after `linecache.clearcache()`.
+        self._patched = patched
+        linecache.cache[path] = (len(patched), None, _sources.lines(patched), path)
+        return self._hooks[-1].code_of(patched, _sources.register(path, fullname, patched, path))
 
     def set_data(self, path: str, data: bytes, *, _mode: int = 0o666) -> None:
         """Bytecode of patched code must not land in __pycache__ for the unpatched file."""
+
+
+class _Unpatched:
+    """Stands in for the loader of a module a rule selects that has no source file to patch (a
+    zip import, bytecode only) until the module is created, to warn then: ``find_spec`` runs
+    under the import system's global lock, and a warning runs user code (a ``showwarning``
+    replaced, a filter) that must not run there — one that waits for another thread's import
+    would wait forever. Creating the module puts the real loader back on the spec first, so the
+    module gets it as its ``__loader__``; anything else is the real loader's."""
+
+    def __init__(self, spec: Any, message: str) -> None:
+        self._inner = spec.loader
+        self._spec = spec
+        self._message: Optional[str] = message
+
+    def _announce(self) -> None:
+        if self._spec.loader is self:
+            self._spec.loader = self._inner
+        message, self._message = self._message, None
+        if message:
+            warnings.warn(message, RuntimeWarning, stacklevel=3)
+
+    def create_module(self, spec: Any) -> Any:
+        """Warns, then creates the module as the real loader does."""
+        self._announce()
+        create = getattr(self._inner, "create_module", None)
+        return create(spec) if create is not None else None
+
+    def load_module(self, fullname: str) -> Any:
+        """Warns, then loads as the real loader does (one without ``exec_module``, such as
+        Python 3.9's ``zipimporter``, is asked this instead)."""
+        self._announce()
+        return self._inner.load_module(fullname)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__") or name in ("_inner", "_spec", "_message"):
+            raise AttributeError(name)
+        return getattr(self._inner, name)
 
 
 class Hook(importlib.abc.MetaPathFinder):
@@ -89,10 +136,10 @@ class Hook(importlib.abc.MetaPathFinder):
             # A zip import or bytecode-only module: no source file to patch. Say so where a
             # rule would have run on it, rather than import it unpatched in silence.
             origin = spec.origin or ""
-            if origin and spec.has_location and self._may_patch(origin):
-                warnings.warn(f"regraft: {fullname} is loaded by {type(spec.loader).__name__} "
-                              f"from {origin}, not from a source file: its rules did not run",
-                              RuntimeWarning, stacklevel=2)
+            if origin and spec.has_location and spec.loader is not None and self._may_patch(origin):
+                spec.loader = _Unpatched(spec, f"regraft: {fullname} is loaded by "
+                                         f"{type(spec.loader).__name__} from {origin}, not from a "
+                                         "source file: its rules did not run")
             return spec
         # This hook is the first on `sys.meta_path` asked: it loads for every installed pack.
         hooks = [h for h in reversed(sys.meta_path)
@@ -154,9 +201,9 @@ class Hook(importlib.abc.MetaPathFinder):
 
 
     def code_of(self, patched: str, path: str) -> types.CodeType:
-        """``patched`` compiled for ``path``; with a cache, the bytecode is kept beside the text
-        (keyed on both and on this interpreter's bytecode version), so a warm start compiles
-        nothing."""
+        """``patched`` compiled under the file name ``path``; with a cache, the bytecode is kept
+        beside the text (keyed on both and on this interpreter's bytecode version), so a warm
+        start compiles nothing."""
         if self._cache is None:
             return compile(patched, path, "exec", dont_inherit=True)
         key = self._cache.key([patched, path, importlib.util.MAGIC_NUMBER.hex()])
@@ -213,7 +260,9 @@ def install(rules: Any, packages: Sequence[str] = ("transformers",), *, phase: O
                           RuntimeWarning, stacklevel=2)
             return active
     # The window is checked against the versions given and against those installed: the
-    # installed code is what runs.
+    # installed code is what runs. Reading them here also means `find_spec`, which runs under
+    # the import system's global lock, never reads package metadata (which runs the
+    # distribution finders of `sys.meta_path`: user code).
     outside = _outside_support(supports or {}, hook._versions())
     if not outside and versions is not None:
         outside = _outside_support(supports or {}, {})

@@ -2,8 +2,8 @@
 
 ``patch(obj, rules)`` rewrites a class, function or method where it lives: the object's source
 is read with its real line numbers (the enclosing class for a method, so class-level rules and
-predicates see all of it), patched, compiled under a name registered in ``linecache`` with the
-patched text at the original line numbers, and swapped in — a function's ``__code__`` (every
+predicates see all of it), patched, compiled at the original line numbers under the name of a
+file holding the patched text (``_sources``), and swapped in — a function's ``__code__`` (every
 existing reference sees the patch), a class's methods one by one (the class object stays).
 ``install(rules, packages=[...])`` does the same for whole modules as they are imported.
 """
@@ -21,7 +21,8 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from . import _additions
+from . import _additions, _sources
+from ._sources import find as _find, lines_of as _lines_of, span as _span
 from ._native import RegraftError
 
 _MISSING = object()
@@ -69,6 +70,11 @@ class Patch:
             if entry[0] == "code" and entry[1].__code__ is not entry[5]:
                 raise RegraftError(f"{entry[1].__qualname__} was patched again after this patch: "
                                    "revert the later patch first")
+        # What the module file's text must show as it was: functions given their code back,
+        # methods this patch added.
+        restored = [e[1].__qualname__ for e in self._undo if e[0] == "code"]
+        removed = [f"{e[1].__qualname__}.{e[2]}" for e in self._undo
+                   if e[0] == "attr" and isinstance(e[1], type) and e[3] is _MISSING]
         for entry in reversed(self._undo):
             kind = entry[0]
             if kind == "code":
@@ -77,13 +83,8 @@ class Patch:
                 func.__defaults__ = defaults
                 func.__kwdefaults__ = kwdefaults
             elif kind == "linecache":
-                _, filename, old, mine = entry
-                # Only while this patch's text is the one showing: a later patch keeps its own.
-                if linecache.cache.get(filename) is mine:
-                    if old is None:
-                        linecache.cache.pop(filename, None)
-                    else:
-                        linecache.cache[filename] = old
+                _, filename, old, mine, before = entry
+                _sources.unshow(filename, old, mine, before, restored, removed)
             elif kind == "attr":
                 _, owner, name, old = entry
                 if old is _MISSING:
@@ -140,26 +141,6 @@ def _owner_class(module: types.ModuleType, qualname: str) -> Tuple[Optional[type
     return None, parts
 
 
-def _find(tree: ast.AST, path: Sequence[str]) -> Optional[ast.AST]:
-    """The definition at dotted ``path`` among the tree's (nested) class and def statements."""
-    node: ast.AST = tree
-    for name in path:
-        found = None
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and child.name == name:
-                found = child
-        if found is None:
-            return None
-        node = found
-    return node
-
-
-def _span(node: ast.AST) -> Tuple[int, int]:
-    """First and last line of a definition, decorators included."""
-    first = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
-    return first, node.end_lineno or node.lineno
-
-
 def _locate(obj: Any) -> Tuple[Any, types.ModuleType, str]:
     """What to read the source of for ``obj`` (its outermost class, for a method), its module,
     and the qualified path of ``obj``; reads no source."""
@@ -192,28 +173,6 @@ def _imported_versions(packages: Tuple[str, ...]) -> Dict[str, str]:
     return dict(known)
 
 
-_LOCATED: Dict[Tuple[str, str, Optional[int]], Tuple[List[str], List[str], int]] = {}
-
-
-def _lines_of(unit: Any, filename: str) -> Tuple[List[str], int]:
-    """``inspect.getsourcelines(unit)``, remembered for a class while its module's linecache
-    text is the same list: inspect parses the whole module to find a class, every call, which
-    cost most of a patch that edits nothing. (A function is looked up each time: its code, and
-    so its lines, change when it is patched.)"""
-    if not isinstance(unit, type):
-        return inspect.getsourcelines(unit)
-    module_lines = linecache.getlines(filename)
-    # Python 3.13 records where a class starts, so two classes of one name in one module (the
-    # branches of an `if`) are told apart, as inspect tells them apart.
-    key = (filename, unit.__qualname__, getattr(unit, "__firstlineno__", None))
-    known = _LOCATED.get(key)
-    if known is not None and known[0] is module_lines:
-        return known[1], known[2]
-    lines, first = inspect.getsourcelines(unit)
-    _LOCATED[key] = (module_lines, lines, first)
-    return lines, first
-
-
 def _module_file(module: types.ModuleType) -> str:
     return inspect.getsourcefile(module) or getattr(module, "__file__", "") or "<unknown>"
 
@@ -232,8 +191,9 @@ def patch(
     The rules see the object's source at its real line numbers in its module file (so
     ``files`` globs select by that file and ``inside: {class: C}`` works on a method of ``C``),
     with the module's other sources as the signature context. The result is compiled with
-    those line numbers under a ``linecache`` name, so tracebacks and ``inspect.getsource``
-    show the patched text, and swapped in so existing references see it. Errors carry the
+    those line numbers under the name of a file that holds it, so tracebacks (with any
+    handler, also after ``linecache.clearcache()``) and ``inspect.getsource`` show the patched
+    text, and swapped in so existing references see it. Errors carry the
     module file's line numbers; ``on_error="warn"`` turns them into a ``RuntimeWarning`` and
     leaves the object as it was. With torch loaded, what ``torch.compile`` traced is reset when
     code is swapped (here and on ``revert``), so compiled callers run the patch too; pass
@@ -297,7 +257,7 @@ def _patch(obj: Any, rules: Any, phase: Optional[str], versions: Optional[Mappin
         raise RegraftError(f"{path}: after patching, no definition of `{path}` is left at "
                            f"{filename}:{first}; a rule replaced or renamed the definition itself")
     start, end = _span(node)
-    out_lines = output.splitlines(keepends=True)
+    out_lines = _sources.lines(output)
     new_source = "".join(out_lines[start - 1 : end])
     # Matches are reported at their lines in the text the rules ran on, where the unit may
     # stand elsewhere than in the output (an outline adds lines above it).
@@ -316,13 +276,14 @@ def _patch(obj: Any, rules: Any, phase: Optional[str], versions: Optional[Mappin
     if not edited:
         return handle
     _COUNTER[0] += 1
-    name = f"{filename}<regraft:{path}:{_COUNTER[0]}>"
+    # Where no file can hold the patched text, names no file can have.
+    fallback = f"{filename}<regraft:{path}:{_COUNTER[0]}>"
     info = PatchInfo(edited, dict(versions), hashlib.sha256(source.encode()).hexdigest())
-    before = (padded.splitlines(keepends=True), before_tree)
+    before = (_sources.lines(padded), before_tree)
     additions = _additions.added(tree, unit)
     _additions.check(additions, module, path)
-    added_name = f"{name}+"
-    linecache.cache[added_name] = (len(output), None, out_lines, added_name)
+    added_name = _sources.register(filename, module.__name__, output, fallback + "+")
+    added_lines = out_lines
     handle._lines.append(added_name)
     if not isinstance(obj, type):
         # A method patched on its own changes that method alone: the text shown for the
@@ -330,15 +291,15 @@ def _patch(obj: Any, rules: Any, phase: Optional[str], versions: Optional[Mappin
         # methods as they run, stock, or a later patch of one would find it already patched.
         out_lines, tree = _only_the_object(before, out_lines, tree, path)
         output = "".join(out_lines)
-    # The patched text at the object's original line numbers; the module's own lines around it
-    # keep tracebacks of neighbouring code readable.
-    linecache.cache[name] = (len(output), None, out_lines, name)
+    # The patched text at the object's original line numbers, in a file of its own (see
+    # `_sources`): tracebacks show it with any handler, also after `linecache.clearcache()`.
+    name = _sources.register(filename, module.__name__, output, fallback)
     handle._lines.append(name)
     _INFO[name] = info
     try:
         # What the patched code calls exists before the patched code can run.
-        made = _additions.compile_all(additions, linecache.cache[added_name][2], added_name,
-                                      module, _future_flags(unit_obj))
+        made = _additions.compile_all(additions, added_lines, added_name, module,
+                                      _future_flags(unit_obj))
         for attribute, value in made.items():
             handle._undo.append(("attr", module, attribute, _MISSING))
             setattr(module, attribute, value)
@@ -347,7 +308,11 @@ def _patch(obj: Any, rules: Any, phase: Optional[str], versions: Optional[Mappin
         handle.revert()
         _INFO.pop(name, None)
         raise
-    _show_in_module(filename, first, source, out_lines, handle)
+    # The module file's text shows the patch too, so `inspect.getsource` of the class (which
+    # reads the module file) returns it to the next patcher.
+    shown = _sources.show_in_module(filename, first, source, out_lines)
+    if shown is not None:
+        handle._undo.append(("linecache", filename, *shown, before[0]))
     handle.changed = True
     return handle
 
@@ -372,21 +337,6 @@ def _future_flags(unit_obj: Any) -> int:
         if code is not None:
             return code.co_flags & _FUTURE_FLAGS
     return 0
-
-
-def _show_in_module(filename: str, first: int, source: str, out_lines: List[str], handle: Patch) -> None:
-    """Puts the patched unit into the module file's linecache text, so ``inspect.getsource`` of
-    the class (which reads the module file) returns the patched text to the next patcher.
-    Lines after the unit move if the patch added lines; ``revert`` restores the entry."""
-    module_lines = linecache.getlines(filename)
-    if not module_lines:
-        return
-    unit_len = len(source.splitlines(keepends=True))
-    merged = module_lines[: first - 1] + out_lines[first - 1 :] + module_lines[first - 1 + unit_len :]
-    old = linecache.cache.get(filename)
-    entry = (sum(map(len, merged)), None, merged, filename)
-    handle._undo.append(("linecache", filename, old, entry))
-    linecache.cache[filename] = entry
 
 
 _FUTURE_FLAGS = 0
