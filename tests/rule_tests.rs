@@ -27,7 +27,7 @@ fn the_trl_port_passes_its_tests() {
     let stdout = text(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{stdout}");
     assert!(
-        stdout.trim_end().ends_with("10 passed, 0 failed"),
+        stdout.trim_end().ends_with("12 passed, 0 failed"),
         "{stdout}"
     );
 }

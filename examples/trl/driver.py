@@ -19,8 +19,9 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 
 
-def step():
-    """The loss and gradients of one DPO step of a tiny model, seeded."""
+def step(trainer_class=None, **extra):
+    """The loss and gradients of one DPO step of a tiny model, seeded; `trainer_class` (default
+    `DPOTrainer`) built with `extra` arguments besides the usual ones."""
     import torch
     from datasets import Dataset
     from tokenizers import Tokenizer, models, pre_tokenizers
@@ -44,14 +45,15 @@ def step():
         args = DPOConfig(output_dir=out, per_device_train_batch_size=4, max_steps=1,
                          learning_rate=0.0, report_to=[], use_cpu=True, logging_steps=1,
                          save_strategy="no", dataloader_num_workers=0, seed=0)
-        trainer = DPOTrainer(model=model, args=args, train_dataset=Dataset.from_dict(rows),
-                             processing_class=tokenizer)
+        trainer = (trainer_class or DPOTrainer)(model=model, args=args, train_dataset=Dataset.from_dict(rows),
+                                                processing_class=tokenizer, **extra)
         batch = next(iter(trainer.get_train_dataloader()))
         model.train()
         loss = trainer.compute_loss(model, batch)
         loss.backward()
     grads = {n: p.grad.double().sum().item() for n, p in model.named_parameters() if p.grad is not None}
-    return {"loss": loss.item(), "grads": grads}
+    return {"loss": loss.item(), "grads": grads, "trainer": type(trainer).__name__,
+            "extra": {k: getattr(trainer, k, None) for k in extra}}
 
 
 def patched():
@@ -84,7 +86,11 @@ def main():
         print(json.dumps(step()))
         return 0
     hook, took = patched()
-    ours = step()
+    import trl.trainer.dpo_trainer as dpo
+
+    # The derived class trains as DPOTrainer does, with the patcher's own setting kept.
+    ours = step(getattr(dpo, "UnslothDPOTrainer", None), unsloth_num_chunks=4)
+    took["dpo-trainer-subclass"] = ours["trainer"] == "UnslothDPOTrainer" and ours["extra"] == {"unsloth_num_chunks": 4}
     child = subprocess.run([sys.executable, __file__, "--stock"], capture_output=True, text=True,
                            env=dict(os.environ, PYTHONWARNINGS="ignore"))
     if child.returncode != 0:

@@ -232,6 +232,15 @@ fn derived_class(
         "    def __init__({}):\n",
         parameter_list(list, source, extra)
     ));
+    // One argument per line where the call would not fit one (the arguments are names).
+    let call = match call.strip_prefix("super().__init__(") {
+        Some(args) if call.len() > 80 => {
+            let args = args.trim_end_matches(')').split(", ");
+            let lines: String = args.map(|a| format!("            {a},\n")).collect();
+            format!("super().__init__(\n{lines}        )")
+        }
+        _ => call,
+    };
     for key in ["before_super", "after_super"] {
         if key == "after_super" {
             out.push_str(&format!("        {call}\n"));
