@@ -98,7 +98,16 @@ fn what_cannot_be_derived_is_refused() {
         "    LIMIT = 3\n\n    def __init__(\n        self,\n        limit=LIMIT,\n",
     );
     let e = run(RULE, &class_level).unwrap_err();
-    assert!(e.contains("LIMIT"), "{e}");
+    assert!(e.contains("LIMIT") && e.contains("not a constant"), "{e}");
+    // Even where the module binds it too: at module level it would read another binding.
+    let shadowed = format!("LIMIT = 'module'\n{class_level}");
+    assert!(run(RULE, &shadowed).unwrap_err().contains("not a constant"));
+    // A decorated `__init__` is called through its decorator.
+    let decorated = TRAINER.replace(
+        "    def __init__(\n",
+        "    @staticmethod\n    def __init__(\n",
+    );
+    assert!(run(RULE, &decorated).unwrap_err().contains("decorated"));
     // Parameters that are not plain parameters with defaults, where the rule is read.
     for bad in ["x", "*args", "a=1, **k", "$X=1"] {
         let e = words(&rule_error(

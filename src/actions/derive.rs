@@ -152,6 +152,15 @@ impl ActionUnit for DeriveClass {
             )
             .help("match `def __init__($$$P): $$$B` inside the class"));
         }
+        // A decorator decides how `__init__` is called (`staticmethod`, a keyword it renames):
+        // the derived method, plain, would bind calls otherwise.
+        if let Some(outer) = def.parent().filter(|p| p.kind() == "decorated_definition") {
+            return Err(ActionFailure::at(
+                outer.byte_range(),
+                "decorated",
+                "this `__init__` is decorated: calls go through the decorator, which the derived class's `__init__` would not have".into(),
+            ));
+        }
         let name = expand_name(args.field("name").map_or("", Arg::text), &place, site)?;
         let generated = derived_class(args, site, def, class, &name)?;
         // Already there as generated: applied. Anything else of that name: refused.
@@ -206,6 +215,23 @@ fn derived_class(
             list.byte_range(),
             "no `self`",
             "a method without parameters cannot be forwarded to".into(),
+        ));
+    }
+    // A default is evaluated where the `def` stands: in the class body (which may bind the
+    // names it reads), once. Written again at module level it could read another binding, run
+    // its side effects a second time, or make a second mutable object: only constants move.
+    if let Some(p) = params
+        .iter()
+        .find(|p| p.default.is_some() && !p.constant_default)
+    {
+        return Err(ActionFailure::at(
+            list.byte_range(),
+            "these parameters",
+            format!(
+                "the default of `{}` (`{}`) is not a constant: evaluated again for the derived class, at module level, it could read another binding, run again or make another object",
+                p.name,
+                p.default.as_deref().unwrap_or("")
+            ),
         ));
     }
     let extra = args.field("parameters").map_or("", Arg::text);

@@ -9,9 +9,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from oracles import Drawn, names, outline, statements, validity
+from oracles import Drawn, derive, names, outline, statements, validity
 
-ORACLES = {"names": names, "outline": outline, "statements": statements,
+ORACLES = {"derive": derive, "names": names, "outline": outline, "statements": statements,
            "validity": validity}
 
 CASES = int(os.environ.get("REGRAFT_ORACLE_CASES", "300"))
