@@ -118,6 +118,21 @@ impl Selection {
         })
     }
 
+    /// Whether the pre-release `version` lies in the selection's range (`--pre`): `>=4.46`
+    /// holds `5.0.0rc1`, a pattern `5.*` too.
+    pub fn admits_prerelease(&self, version: &Version) -> bool {
+        match &self.matcher {
+            Matcher::Specifiers(s) => s.contains(version),
+            Matcher::Patterns(patterns) => {
+                let text = version.to_string();
+                patterns.iter().any(|p| {
+                    p.strip_suffix('*')
+                        .map_or(text == *p, |pre| text.starts_with(pre))
+                })
+            }
+        }
+    }
+
     /// Whether `version` is selected. Pre-releases only where a pattern names them.
     pub fn admits(&self, version: &Version) -> bool {
         match &self.matcher {
@@ -141,9 +156,35 @@ pub struct Fetcher {
     downloads: Cell<usize>,
 }
 
-/// `all` (oldest first) as `pick` takes them, and the ones it leaves out.
+/// `all` (oldest first) as `pick` takes them, and the ones it leaves out. A pre-release in
+/// `all` (there only under `--pre`) is kept when it is the newest version of all.
 fn choose(all: Vec<Version>, pick: Pick) -> (Vec<Version>, Vec<Version>) {
-    let mut chosen = all.clone();
+    let newest_pre = all
+        .last()
+        .filter(|v| v.any_prerelease())
+        .cloned()
+        .filter(|_| pick.pre);
+    let releases: Vec<Version> = all
+        .iter()
+        .filter(|v| !v.any_prerelease())
+        .cloned()
+        .collect();
+    let mut chosen = releases.clone();
+    if pick.sample {
+        // Sentry's sampling: the oldest, the highest of each major, the newest.
+        let major = |v: &Version| v.release().first().copied();
+        chosen = releases
+            .iter()
+            .enumerate()
+            .filter(|(i, v)| {
+                *i == 0
+                    || releases
+                        .get(i + 1)
+                        .is_none_or(|next| major(next) != major(v))
+            })
+            .map(|(_, v)| v.clone())
+            .collect();
+    }
     if pick.per_minor {
         let minor = |v: &Version| {
             let r = v.release();
@@ -163,6 +204,7 @@ fn choose(all: Vec<Version>, pick: Pick) -> (Vec<Version>, Vec<Version>) {
     {
         chosen.drain(..chosen.len() - max);
     }
+    chosen.extend(newest_pre);
     let left_out = all.into_iter().filter(|v| !chosen.contains(v)).collect();
     (chosen, left_out)
 }
@@ -174,6 +216,11 @@ pub struct Pick {
     pub per_minor: bool,
     /// At most this many, the newest kept; `None`: all.
     pub max: Option<usize>,
+    /// Only the oldest, the highest of each major release and the newest (Sentry's sampling).
+    pub sample: bool,
+    /// Also the newest pre-release in the selection's range, where it is newer than every
+    /// release.
+    pub pre: bool,
 }
 
 impl Fetcher {
@@ -226,23 +273,28 @@ impl Fetcher {
         selection: &Selection,
         pick: Pick,
     ) -> Result<(Vec<Version>, Vec<Version>), FetchError> {
-        Ok(choose(self.releases(selection, usize::MAX)?, pick))
+        let mut all = self.releases(selection, usize::MAX)?;
+        if pick.pre {
+            // Only the newest version of all, if that is a pre-release: a pre-release of a
+            // version already released is behind.
+            let newest = self
+                .listing(&selection.package, true)?
+                .into_iter()
+                .filter(|v| selection.admits_prerelease(v))
+                .max();
+            all.extend(newest.filter(|v| v.any_prerelease() && all.last() < Some(v)));
+        }
+        Ok(choose(all, pick))
     }
 
-    /// The selected releases the index has, oldest first; at most `max`, the newest kept.
-    pub fn releases(&self, selection: &Selection, max: usize) -> Result<Vec<Version>, FetchError> {
-        let package = &selection.package;
-        let listing = self.run(
-            format!("listing the releases of {package}"),
-            &[
-                "-m",
-                "pip",
-                "index",
-                "versions",
-                package,
-                "--disable-pip-version-check",
-            ],
-        )?;
+    /// Every version the index lists for `package` (pre-releases too with `pre`), oldest first.
+    fn listing(&self, package: &str, pre: bool) -> Result<Vec<Version>, FetchError> {
+        let mut args = vec!["-m", "pip", "index", "versions", package];
+        args.extend(["--disable-pip-version-check"]);
+        if pre {
+            args.push("--pre");
+        }
+        let listing = self.run(format!("listing the releases of {package}"), &args)?;
         let mut all: Vec<Version> = listing
             .lines()
             .find_map(|l| l.strip_prefix("Available versions:"))
@@ -251,6 +303,13 @@ impl Fetcher {
             .filter_map(|v| Version::from_str(v.trim()).ok())
             .collect();
         all.sort();
+        Ok(all)
+    }
+
+    /// The selected releases the index has, oldest first; at most `max`, the newest kept.
+    pub fn releases(&self, selection: &Selection, max: usize) -> Result<Vec<Version>, FetchError> {
+        let package = &selection.package;
+        let all = self.listing(package, false)?;
         let mut chosen: Vec<Version> = all
             .iter()
             .filter(|v| selection.admits(v))
@@ -397,7 +456,7 @@ mod tests {
             all.clone(),
             Pick {
                 per_minor: true,
-                max: None,
+                ..Pick::default()
             },
         );
         assert_eq!(names(&chosen), ["4.40.2", "4.41.0", "4.43.4", "4.44.1"]);
@@ -405,13 +464,51 @@ mod tests {
         let (chosen, left) = choose(
             all.clone(),
             Pick {
-                per_minor: false,
                 max: Some(2),
+                ..Pick::default()
             },
         );
         assert_eq!(names(&chosen), ["4.43.4", "4.44.1"]);
         assert_eq!(left.len(), 4);
         assert_eq!(choose(all.clone(), Pick::default()).0, all);
+    }
+
+    #[test]
+    fn a_sample_keeps_the_oldest_the_highest_of_each_major_the_newest_and_a_newer_pre_release() {
+        let v = |s: &str| Version::from_str(s).unwrap();
+        let names = |vs: &[Version]| vs.iter().map(ToString::to_string).collect::<Vec<_>>();
+        let all: Vec<Version> = [
+            "3.9.0",
+            "3.10.1",
+            "4.40.0",
+            "4.57.6",
+            "5.0.0",
+            "5.25.0",
+            "5.26.0rc1",
+        ]
+        .into_iter()
+        .map(v)
+        .collect();
+        let sample = Pick {
+            sample: true,
+            pre: true,
+            ..Pick::default()
+        };
+        let (chosen, left) = choose(all.clone(), sample);
+        assert_eq!(
+            names(&chosen),
+            ["3.9.0", "3.10.1", "4.57.6", "5.25.0", "5.26.0rc1"]
+        );
+        assert_eq!(names(&left), ["4.40.0", "5.0.0"]);
+        // Without `pre`, a pre-release is never chosen; one older than the newest release is
+        // behind and never chosen either.
+        let without = Pick {
+            pre: false,
+            ..sample
+        };
+        assert!(!names(&choose(all.clone(), without).0).contains(&"5.26.0rc1".to_string()));
+        let behind = vec![v("5.25.0rc1"), v("5.25.0")];
+        assert_eq!(names(&choose(behind, sample).0), ["5.25.0"]);
     }
 
     #[test]

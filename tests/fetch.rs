@@ -12,8 +12,8 @@ fn wheels(dir: &Path) {
     let script = r#"
 import sys, zipfile
 out = sys.argv[1]
-for v in ["1.0.0", "1.1.0", "1.2.0", "1.3.0", "2.0.0", "2.1.0", "2.2.0"]:
-    old = tuple(int(p) for p in v.split(".")) < (2, 1, 0)
+for v in ["1.0.0", "1.1.0", "1.2.0", "1.3.0", "2.0.0", "2.1.0", "2.2.0", "2.3.0rc1"]:
+    old = tuple(int(p) for p in v.split("rc")[0].split(".")) < (2, 1, 0)
     kw = "mask" if old else "attn_mask"
     body = f"def f(x, {kw}=None):\n    return x\n\n\ndef g(y):\n    return f(y, {kw}=1)\n"
     with zipfile.ZipFile(f"{out}/demo-{v}-py3-none-any.whl", "w") as z:
@@ -117,6 +117,49 @@ fn matrix_fetches_the_releases_a_selection_names() {
             ("demo==2.2.0".to_string(), "redundant".to_string()),
         ]
     );
+}
+
+#[test]
+fn a_scheduled_drift_run_samples_each_major_and_the_newest_pre_release() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::create_dir(dir.path().join("wheels")).unwrap();
+    wheels(&dir.path().join("wheels"));
+    fs::write(dir.path().join("r.yaml"), RULE).unwrap();
+    let targets = |extra: &[&str]| {
+        let mut args = vec![
+            "matrix", "-r", "r.yaml", "--fetch", "demo>=1", "--format", "json",
+        ];
+        args.extend(extra);
+        let out = regraft_offline(&args, dir.path());
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        let rows: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let mut seen: Vec<String> = Vec::new();
+        for row in rows.as_array().unwrap() {
+            let target = row["target"].as_str().unwrap().to_string();
+            if !seen.contains(&target) {
+                seen.push(target);
+            }
+        }
+        (seen, text(&out.stderr))
+    };
+    let (sample, stderr) = targets(&["--per", "sample", "--pre"]);
+    assert_eq!(
+        sample,
+        [
+            "demo==1.0.0",
+            "demo==1.3.0",
+            "demo==2.2.0",
+            "demo==2.3.0rc1"
+        ],
+        "oldest, highest of each major, newest, and the newer pre-release"
+    );
+    assert!(
+        stderr.contains("1.1.0"),
+        "what the pick leaves out is named: {stderr}"
+    );
+    // Without `--pre` no pre-release, whatever the selection.
+    let (plain, _) = targets(&[]);
+    assert!(!plain.iter().any(|t| t.contains("rc")), "{plain:?}");
 }
 
 #[test]

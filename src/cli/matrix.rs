@@ -65,9 +65,14 @@ pub(super) struct FetchArgs {
     /// bisect: the whole range it is given, which it samples in O(log n) fetches).
     #[arg(long, value_name = "N")]
     pub max_releases: Option<usize>,
-    /// `minor`: only the newest patch release of each minor release the selection admits.
+    /// `minor`: only the newest patch release of each minor release the selection admits;
+    /// `sample`: the oldest, the highest of each major release and the newest.
     #[arg(long, value_enum, value_name = "WHICH")]
     pub per: Option<Per>,
+    /// Also the newest pre-release in each selection's range, where it is newer than every
+    /// release (a release candidate of the next version).
+    #[arg(long)]
+    pub pre: bool,
     /// Where fetched releases are kept (default `$REGRAFT_CACHE`, else `~/.cache/regraft`).
     #[arg(long, value_name = "DIR")]
     pub cache: Option<PathBuf>,
@@ -78,6 +83,8 @@ pub(super) struct FetchArgs {
 pub(super) enum Per {
     /// The newest patch release of each minor release.
     Minor,
+    /// The oldest, the highest of each major release and the newest (Sentry's sampling).
+    Sample,
 }
 
 impl FetchArgs {
@@ -86,6 +93,8 @@ impl FetchArgs {
         Pick {
             per_minor: self.per == Some(Per::Minor),
             max: self.max_releases.or(default_max),
+            sample: self.per == Some(Per::Sample),
+            pre: self.pre,
         }
     }
 
