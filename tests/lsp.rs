@@ -326,3 +326,80 @@ fn surveys_of_a_huge_tree_neither_block_the_loop_nor_run_on() {
     client.notify("exit", Value::Null);
     assert!(client.child.wait().unwrap().success());
 }
+
+/// Typing: a burst of changes is linted once, after the last, and a completion asked in the
+/// middle of it is answered before any lint; `$` completion offers the names of the rule at the
+/// cursor (no `$_`), hover names the place that binds a name first; the server names itself.
+#[test]
+fn typing_is_coalesced_and_completion_answers_meanwhile() {
+    let dir = tempfile::tempdir().unwrap();
+    let uri = format!("file://{}", dir.path().join("r.yaml").display());
+    let mut client = Client::start();
+    let init = client.request("initialize", json!({"capabilities": {}}));
+    assert_eq!(init["serverInfo"]["name"], "regraft");
+    client.notify("initialized", json!({}));
+    let two = "id: a\nmatch: \"f($A, $_)\"\naction: {replace: \"g($A)\"}\nexpect: 1\n---\nid: b\ninside:\n  loop: \"for $L in self.$LIST\"\nmatch: \"$L($X, self.$LIST, $_)\"\naction: {replace: \"$L($X)\"}\nexpect: 1\n";
+    client.notify(
+        "textDocument/didOpen",
+        json!({"textDocument": {"uri": uri, "languageId": "yaml", "version": 1, "text": two}}),
+    );
+    assert_eq!(client.diagnostics(), Vec::<Value>::new());
+    // Nine keystrokes, each text broken but the last, then a completion at once.
+    let mut version = 1;
+    for cut in (1..=9).rev() {
+        version += 1;
+        let text = &two[..two.len() - cut];
+        client.notify(
+            "textDocument/didChange",
+            json!({"textDocument": {"uri": uri, "version": version}, "contentChanges": [{"text": text}]}),
+        );
+    }
+    version += 1;
+    client.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": uri, "version": version}, "contentChanges": [{"text": two}]}),
+    );
+    let id = client.next_id;
+    client.next_id += 1;
+    let line = two.lines().nth(9).unwrap();
+    let at = line.find("$X").unwrap() + 1;
+    client.send(
+        json!({"jsonrpc": "2.0", "id": id, "method": "textDocument/completion",
+        "params": {"textDocument": {"uri": uri}, "position": {"line": 9, "character": at}}}),
+    );
+    let completion = loop {
+        let message = client.receive();
+        assert_ne!(
+            message["method"], "textDocument/publishDiagnostics",
+            "a lint came before the completion"
+        );
+        if message["id"] == id {
+            break message["result"].clone();
+        }
+    };
+    let labels: Vec<&str> = completion
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["label"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        labels,
+        ["L", "LIST", "X"],
+        "rule b's names, no `_`, none of rule a's"
+    );
+    assert_eq!(
+        client.diagnostics(),
+        Vec::<Value>::new(),
+        "one lint, of the last text"
+    );
+    let hover = client.request(
+        "textDocument/hover",
+        json!({"textDocument": {"uri": uri}, "position": {"line": 8, "character": 8}}),
+    );
+    let text = hover["contents"]["value"].as_str().unwrap();
+    assert!(text.contains("bound on line 8: `loop:"), "{text}");
+    assert_eq!(client.request("shutdown", Value::Null), Value::Null);
+    client.notify("exit", Value::Null);
+    assert!(client.child.wait().unwrap().success());
+}

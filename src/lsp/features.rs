@@ -71,7 +71,7 @@ pub(super) fn hover(uri: &Uri, text: &str, at: Position, budget: &Budget) -> Opt
     let (word, range) = word_at(text, cursor)?;
     let markdown = if word.starts_with('$') {
         let name = word.trim_start_matches('$');
-        let mut said = metavariable(text, name)?;
+        let mut said = metavariable(text, name, cursor)?;
         let bound = syntax(uri, text)
             .and_then(|s| super::lens::bound_in_targets(uri, text, s, (cursor, name), budget));
         if let Some((values, sites, surveyed)) = bound.filter(|(_, sites, _)| *sites > 0) {
@@ -100,17 +100,73 @@ pub(super) fn hover(uri: &Uri, text: &str, at: Position, budget: &Budget) -> Opt
     })
 }
 
-/// Where metavariable `name` is bound (the first `match` line naming it) and where else used.
-fn metavariable(text: &str, name: &str) -> Option<String> {
-    let uses: Vec<(usize, &str)> = text
-        .lines()
-        .enumerate()
+/// The text of the rule around byte `at`: from the line that starts it (`id:` or `- id:` at
+/// the margin, a `---` document, a DSL `rule`) to the next such line.
+fn rule_around(text: &str, at: usize) -> &str {
+    let starts = |line: &str| {
+        line.starts_with("id:")
+            || line.starts_with("- id:")
+            || line.starts_with("---")
+            || line.starts_with("rule ")
+    };
+    let mut start = 0;
+    let mut end = text.len();
+    let mut offset = 0;
+    for line in text.split_inclusive('\n') {
+        if starts(line) {
+            if offset <= at {
+                start = offset;
+            } else {
+                end = offset;
+                break;
+            }
+        }
+        offset += line.len();
+    }
+    &text[start..end]
+}
+
+/// The key a rule-file line belongs to: its own (`loop: ...`), or that of the nearest line
+/// above it indented less (a block scalar's lines belong to `match: |`).
+fn key_of(lines: &[&str], index: usize) -> String {
+    let key = |l: &str| {
+        let t = l.trim_start().trim_start_matches("- ");
+        let word: String = t
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect();
+        let rest = &t[word.len()..];
+        (!word.is_empty() && (rest.starts_with(':') || rest.starts_with(' '))).then_some(word)
+    };
+    if let Some(k) = key(lines[index]).filter(|k| !k.chars().all(|c| c.is_ascii_uppercase())) {
+        return k;
+    }
+    let indent = |l: &str| l.len() - l.trim_start().len();
+    let own = indent(lines[index]);
+    (lines[..index].iter().rev())
+        .filter(|l| !l.trim().is_empty() && indent(l) < own)
+        .find_map(|l| key(l))
+        .unwrap_or_default()
+}
+
+/// Where metavariable `name` is bound first — a scope's `has`, then a `loop` header, then
+/// `match`, as the engine binds them — and how often it is used, in the rule around byte `at`.
+fn metavariable(text: &str, name: &str, at: usize) -> Option<String> {
+    let rule = rule_around(text, at);
+    let start = rule.as_ptr() as usize - text.as_ptr() as usize;
+    let first_line = text[..start].matches('\n').count();
+    let lines: Vec<&str> = rule.lines().collect();
+    let uses: Vec<(usize, &str)> = (lines.iter().enumerate())
         .filter(|(_, l)| mentions(l, name))
+        .map(|(i, l)| (i, *l))
         .collect();
-    let (line, bound) = uses
-        .iter()
-        .find(|(_, l)| l.contains("match"))
+    let binder =
+        |keys: &[&str]| (uses.iter()).find(|(i, _)| keys.contains(&key_of(&lines, *i).as_str()));
+    let (line, bound) = binder(&["has"])
+        .or_else(|| binder(&["loop"]))
+        .or_else(|| binder(&["match", "any"]))
         .or(uses.first())?;
+    let line = first_line + line;
     let run = if bound.contains(&format!("$$${name}")) {
         "a run of nodes (`$$$`)"
     } else {
@@ -145,14 +201,18 @@ pub(super) fn completion(text: &str, at: Position) -> CompletionResponse {
         .next()
         .is_some_and(|w| w.starts_with('$'))
     {
+        // The names of this rule only (another rule's are not bound here), `$_` left out: it
+        // binds nothing.
+        let rule = rule_around(text, cursor);
         let mut names: Vec<String> = Vec::new();
-        for (at, _) in text.match_indices('$') {
-            let name: String = text[at..]
+        for (at, _) in rule.match_indices('$') {
+            let name: String = rule[at..]
                 .trim_start_matches('$')
                 .chars()
                 .take_while(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || *c == '_')
                 .collect();
-            if !name.is_empty() && !names.contains(&name) {
+            let binds = name.starts_with(|c: char| c.is_ascii_uppercase());
+            if binds && crate::rules::convert::is_metavar_name(&name) && !names.contains(&name) {
                 names.push(name);
             }
         }

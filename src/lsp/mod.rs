@@ -8,6 +8,7 @@
 //! no async runtime; what reads the project's files runs on job threads (`jobs`), bounded and
 //! cancellable, so the loop answers from in-memory text at once.
 
+mod coalesce;
 mod features;
 mod jobs;
 mod lens;
@@ -58,13 +59,26 @@ pub fn serve() -> Result<(), LspError> {
         }),
         ..ServerCapabilities::default()
     };
-    let caps = serde_json::to_value(capabilities).map_err(|e| LspError(e.to_string()))?;
+    let result = lsp_types::InitializeResult {
+        capabilities,
+        server_info: Some(lsp_types::ServerInfo {
+            name: "regraft".into(),
+            version: Some(env!("CARGO_PKG_VERSION").into()),
+        }),
+    };
+    let (id, _params) = connection
+        .initialize_start()
+        .map_err(|e| LspError(e.to_string()))?;
+    let result = serde_json::to_value(result).map_err(|e| LspError(e.to_string()))?;
     connection
-        .initialize(caps)
+        .initialize_finish(id, result)
         .map_err(|e| LspError(e.to_string()))?;
     let mut server = Server {
         documents: HashMap::new(),
         jobs: jobs::Jobs::new(connection.sender.clone()),
+        linter: coalesce::Linter::new(connection.sender.clone(), |uri, text| {
+            Message::Notification(publish(uri.clone(), features::diagnostics(uri, text)))
+        }),
     };
     for message in &connection.receiver {
         match message {
@@ -82,6 +96,7 @@ pub fn serve() -> Result<(), LspError> {
             Message::Notification(note) => {
                 // The protocol: `exit` before `shutdown` ends the server with exit code 1.
                 if note.method == "exit" {
+                    server.linter.finish();
                     server.jobs.finish();
                     drop(connection);
                     return Err(LspError("`exit` came before `shutdown`".into()));
@@ -94,6 +109,7 @@ pub fn serve() -> Result<(), LspError> {
         }
     }
     // Every job answers before the transport is flushed and closed.
+    server.linter.finish();
     server.jobs.finish();
     drop(connection);
     io.join().map_err(|e| LspError(e.to_string()))
@@ -112,14 +128,17 @@ const DEFINITION_BUDGET: Duration = Duration::from_secs(5);
 const LENS_BUDGET: Duration = Duration::from_secs(20);
 const DIFF_BUDGET: Duration = Duration::from_secs(60);
 
-/// The open documents, by URI, and the jobs surveying the project for them.
+/// The open documents, by URI, the jobs surveying the project for them, and the worker that
+/// lints them.
 struct Server {
     documents: HashMap<Uri, String>,
     jobs: jobs::Jobs,
+    linter: coalesce::Linter,
 }
 
 impl Server {
-    /// The notifications a client notification calls for (diagnostics of a changed document).
+    /// The notifications a client notification calls for at once (a closed document's
+    /// diagnostics cleared).
     fn notify(&mut self, note: Notification) -> Vec<Notification> {
         let uri = match note.method.as_str() {
             "$/cancelRequest" => {
@@ -137,9 +156,11 @@ impl Server {
                 else {
                     return Vec::new();
                 };
-                self.documents
-                    .insert(p.text_document.uri.clone(), p.text_document.text);
-                p.text_document.uri
+                let uri = p.text_document.uri;
+                self.linter
+                    .changed(&uri, p.text_document.text.clone(), true);
+                self.documents.insert(uri.clone(), p.text_document.text);
+                uri
             }
             DidChangeTextDocument::METHOD => {
                 let Ok(p) =
@@ -151,9 +172,10 @@ impl Server {
                 let Some(change) = p.content_changes.into_iter().last() else {
                     return Vec::new();
                 };
-                self.documents
-                    .insert(p.text_document.uri.clone(), change.text);
-                p.text_document.uri
+                let uri = p.text_document.uri;
+                self.linter.changed(&uri, change.text.clone(), false);
+                self.documents.insert(uri.clone(), change.text);
+                uri
             }
             DidCloseTextDocument::METHOD => {
                 let Ok(p) =
@@ -162,15 +184,16 @@ impl Server {
                     return Vec::new();
                 };
                 self.documents.remove(&p.text_document.uri);
+                self.linter.closed(&p.text_document.uri);
                 self.jobs.modified(&p.text_document.uri);
                 // Closed: its diagnostics go with it.
                 return vec![publish(p.text_document.uri, Vec::new())];
             }
             _ => return Vec::new(),
         };
+        // Diagnostics come from the linter once the document is quiet.
         self.jobs.modified(&uri);
-        let text = self.documents.get(&uri).map_or("", String::as_str);
-        vec![publish(uri.clone(), features::diagnostics(&uri, text))]
+        Vec::new()
     }
 
     /// The answer to a request, or `None` when a job answers it later; an unknown method gets
