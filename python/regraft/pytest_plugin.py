@@ -1,134 +1,310 @@
-"""pytest plugin (off unless asked): ``pytest --regraft RULES`` collects regraft's checks as
-test items, so a patcher's ordinary test run catches upstream drift.
+"""pytest plugin: ``pytest --regraft RULES`` collects regraft's checks as test items, so a
+patcher's ordinary test run catches upstream drift.
 
-- every test case of every rule (``regraft test``), named ``<rule-id> › <case>``;
-- every rule checked against the *installed* packages' source (``regraft apply --check`` over
-  the files its ``files`` select in the installed package, at its installed version), named
-  ``<rule-id> on <package> <version>``: a pin that no longer holds or a patch that drifted
-  fails with regraft's diagnostic.
+``RULES`` is a rule file or a folder of them (repeatable). Each rule file is a collector
+(:class:`RuleFile`), each rule in it a collector named by its id (:class:`RuleNode`), and under
+it one item per test case (``rules/x.yaml::rule-id::case``: ``regraft test``) and one item
+``rules/x.yaml::rule-id::installed``: the rule checked against the installed distributions of
+the packages its ``requires`` and ``fixed_upstream`` name (``regraft matrix`` over their
+installed files). A rule whose package is not installed skips that item, naming the package;
+a pin that no longer holds, or a patch that drifted, fails with regraft's diagnostic.
 
-``-k`` selects by rule id (items carry it in their names). Registered through the ``pytest11``
-entry point; nothing happens without ``--regraft``.
+Nothing runs at collection but reading the rule files: the first item of a ``--regraft`` path
+to run makes the regraft run the path's other items share. The entry point is
+:mod:`pytest_regraft`, which imports this module (and so the native extension) only when
+``--regraft`` is given.
 """
 
-import importlib.util
-import json
 import os
-import re
-import subprocess
-import sys
-from typing import Dict, List, Optional, Tuple
+import warnings
+from pathlib import Path
+from typing import Dict, Iterator, List, Optional, Set
 
 import pytest
 
-_CASE = re.compile(r"^(PASS|FAIL|UPDATED) (\S+) › (.+?)(?:: (.*))?$")
-
-
-def pytest_addoption(parser):
-    group = parser.getgroup("regraft")
-    group.addoption("--regraft", action="append", default=[], metavar="RULES",
-                    help="collect the test cases and installed-package checks of these rule files or folders")
+from ._pytest_pack import Cli, Outcome, Pack, Rule, rule_files
 
 
 class RegraftFailure(Exception):
     """A regraft check that did not pass; its text is regraft's own report."""
 
 
-class RegraftItem(pytest.Item):
-    """One regraft check: its outcome was computed at collection (one run per rule folder)."""
+class RegraftLoadError(Exception):
+    """A rule file regraft cannot load; its text is regraft's diagnostic."""
 
-    def __init__(self, *, failure: Optional[str], where: str, **kw):
+
+class RegraftWarning(UserWarning):
+    """A check that passed but says something: a patch upstream no longer needs."""
+
+
+class RegraftPlugin:
+    """The collector behind ``--regraft``: makes the rule files below the ``--regraft`` paths
+    :class:`RuleFile` collectors wherever pytest's collection meets them, and adds those paths
+    to pytest's arguments where no argument reaches them."""
+
+    NAME = "regraft-collector"
+
+    def __init__(self, config: pytest.Config, raw: List[str]) -> None:
+        self.base = Path(config.invocation_params.dir)
+        self.roots = _roots(raw, self.base)
+        self.cli = Cli()
+        self.packs: Dict[Path, Pack] = {}
+        self.rule_files: Dict[Path, List[Path]] = {r: rule_files(r) for r in self.roots}
+        self.holders: Set[Path] = {p for files in self.rule_files.values() for f in files
+                                   for p in f.parents}
+        """The folders that hold a rule file of a ``--regraft`` path, at any depth."""
+        self.loaded: Set[Path] = {f for files in self.rule_files.values() for f in files}
+        """The rule files regraft loads from the ``--regraft`` paths (a link it does not
+        follow is not one)."""
+        self.folders: Set[Path] = set(_add_to_arguments(config, self.roots, self.base))
+        """Folders collected for their rule files alone: a ``--regraft`` folder no argument
+        reaches (pytest was not asked to collect tests there), and folders pytest would skip
+        (``norecursedirs``, ``--ignore``) that hold rule files or a ``--regraft`` path."""
+
+    def pack(self, path: Path) -> Optional[Pack]:
+        """The pack of the ``--regraft`` path that holds ``path``."""
+        for root in self.roots:
+            if path == root or root in path.parents:
+                if root not in self.packs:
+                    self.packs[root] = Pack(root, self.base, self.cli)
+                return self.packs[root]
+        return None
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_ignore_collect(self, collection_path: Path, config: pytest.Config):
+        """A ``--regraft`` file is collected whatever ``norecursedirs`` or ``--ignore`` say, and
+        so is a folder they would skip (``.regraft/``) that holds rule files of a ``--regraft``
+        path, though for those files only."""
+        path = Path(os.path.abspath(collection_path))
+        if path in self.roots and not path.is_dir():
+            return False
+        if path not in self.holders:
+            return None
+        if _ignored_by_others(self, collection_path, config):
+            self.folders.add(path)
+            return False
+        return None
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_collect_directory(self, path: Path, parent: pytest.Collector):
+        """A folder collected for its rule files alone becomes a :class:`RuleFolder`; any
+        other is pytest's."""
+        if Path(os.path.abspath(path)) in self.folders:
+            return RuleFolder.from_parent(parent, path=path, plugin=self)
+        return None
+
+    def pytest_collect_file(self, file_path: Path, parent: pytest.Collector):
+        """A ``--regraft`` rule file, or a rule file below a ``--regraft`` folder, becomes a
+        :class:`RuleFile`."""
+        if Path(os.path.abspath(file_path)) in self.loaded:
+            return RuleFile.from_parent(parent, path=file_path, plugin=self)
+        return None
+
+    def pytest_report_header(self, config: pytest.Config) -> str:
+        """Names the rule paths the run checks."""
+        from . import __version__
+
+        shown = ", ".join(os.path.relpath(r, self.base) if self.base in r.parents else str(r)
+                          for r in self.roots)
+        return f"regraft {__version__}: --regraft {shown}"
+
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
+        """Removes the trees of installed files the checks read."""
+        for pack in self.packs.values():
+            pack.close()
+
+
+def _ignored_by_others(plugin: RegraftPlugin, path: Path, config: pytest.Config) -> bool:
+    """What the other plugins (pytest's ``norecursedirs``, ``--ignore``, conftests) say of
+    collecting ``path``."""
+    others = config.pluginmanager.subset_hook_caller("pytest_ignore_collect", [plugin])
+    arguments = {"collection_path": path, "config": config}
+    if "path" in (others.spec.argnames if others.spec else ()):
+        # pytest 8 still declares the py.path argument; pytest 9 dropped it.
+        from _pytest.compat import legacy_path
+
+        arguments["path"] = legacy_path(path)
+    return bool(others(**arguments))
+
+
+def _roots(raw: List[str], base: Path) -> List[Path]:
+    """The ``--regraft`` paths, absolute, each once; one inside another given folder is part of
+    that folder's pack. A path that does not exist, or a folder without rule files, is a usage
+    error."""
+    roots: List[Path] = []
+    for given in raw:
+        path = Path(os.path.abspath(base / os.path.expanduser(given)))
+        if not path.exists():
+            raise pytest.UsageError(f"--regraft {given}: no such file or folder")
+        if path.is_dir() and not rule_files(path):
+            raise pytest.UsageError(f"--regraft {given}: no rule file (*.yaml, *.yml, *.graft) "
+                                    "in this folder")
+        if path not in roots:
+            roots.append(path)
+    return [r for r in roots if not any(o in r.parents and o.is_dir() for o in roots)]
+
+
+def _add_to_arguments(config: pytest.Config, roots: List[Path], base: Path) -> List[Path]:
+    """Adds each root to the paths pytest collects, unless an argument already holds it or lies
+    inside it (pytest 8 collects an argument that overlaps another only once, losing the rest
+    of the wider one); the folders added."""
+    given = [Path(os.path.abspath(base / arg.split("::")[0])) for arg in config.args]
+    added = []
+    for root in roots:
+        if not any(g == root or g in root.parents or root in g.parents for g in given):
+            config.args.append(str(root))
+            if root.is_dir():
+                added.append(root)
+    return added
+
+
+class RuleFolder(pytest.Directory):
+    """A folder collected for the rule files of the ``--regraft`` paths alone: those below it,
+    and the folders on the way to them, in regraft's order."""
+
+    def __init__(self, *, plugin: RegraftPlugin, **kw) -> None:
         super().__init__(**kw)
-        self.failure = failure
-        self.where = where
+        self.plugin = plugin
 
-    def runtest(self):
-        if self.failure is not None:
-            raise RegraftFailure(self.failure)
+    def collect(self) -> Iterator[pytest.Collector]:
+        """The rule files right here, and the folders below holding more."""
+        here = Path(os.path.abspath(self.path))
+        children: Dict[str, type] = {}
+        for files in self.plugin.rule_files.values():
+            for file in files:
+                if here in file.parents:
+                    parts = file.relative_to(here).parts
+                    children[parts[0]] = RuleFile if len(parts) == 1 else RuleFolder
+        for name in sorted(children):
+            yield children[name].from_parent(self, path=self.path / name, plugin=self.plugin)
+
+
+class RuleFile(pytest.File):
+    """A rule file: one :class:`RuleNode` per rule. A file regraft cannot load is a collection
+    error showing regraft's diagnostic."""
+
+    def __init__(self, *, plugin: RegraftPlugin, **kw) -> None:
+        super().__init__(**kw)
+        self.plugin = plugin
+
+    def collect(self) -> Iterator["RuleNode"]:
+        """A :class:`RuleNode` per rule, in the file's order."""
+        path = Path(os.path.abspath(self.path))
+        pack = self.plugin.pack(path)
+        assert pack is not None
+        loaded = pack.file(path)
+        if loaded.error is not None:
+            raise RegraftLoadError(loaded.error)
+        if pack.error is not None:
+            raise RegraftLoadError(pack.error)
+        for rule in loaded.rules:
+            yield RuleNode.from_parent(self, name=rule.id, rule=rule, pack=pack)
 
     def repr_failure(self, excinfo, style=None):
+        """regraft's diagnostic alone, not a traceback through the plugin."""
+        if isinstance(excinfo.value, RegraftLoadError):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo, style)
+
+
+class RuleNode(pytest.Collector):
+    """One rule: an item per test case, then its check against the installed packages."""
+
+    def __init__(self, *, rule: Rule, pack: Pack, **kw) -> None:
+        super().__init__(**kw)
+        self.rule = rule
+        self.pack = pack
+
+    def collect(self) -> Iterator["RegraftItem"]:
+        """The rule's test cases, in ``regraft test``'s order, then ``installed``."""
+        names = _unique(self.rule.cases + ["installed"])
+        for index, name in enumerate(names[:-1]):
+            yield CaseItem.from_parent(self, name=name, rule=self.rule, pack=self.pack,
+                                       index=index)
+        yield InstalledItem.from_parent(self, name=names[-1], rule=self.rule, pack=self.pack)
+
+    def reportinfo(self):
+        """The rule's line in its file."""
+        return self.path, self.rule.line, f"regraft rule {self.rule.id}"
+
+
+def _unique(names: List[str]) -> List[str]:
+    """The names, a repeated one suffixed ``-2``, ``-3``...: node ids must differ (an inline
+    case and a case file may share a name, a case may be named ``installed``)."""
+    taken: Set[str] = set()
+    out = []
+    for name in names:
+        candidate, count = name, 1
+        while candidate in taken:
+            count += 1
+            candidate = f"{name}-{count}"
+        taken.add(candidate)
+        out.append(candidate)
+    return out
+
+
+class RegraftItem(pytest.Item):
+    """An item reporting one outcome of a regraft run, computed when the item runs."""
+
+    def __init__(self, *, rule: Rule, pack: Pack, **kw) -> None:
+        super().__init__(**kw)
+        self.rule = rule
+        self.pack = pack
+
+    def outcome(self) -> Outcome:
+        """Runs (or reuses) the regraft run this item reports on."""
+        raise NotImplementedError
+
+    def runtest(self) -> None:
+        """Passes, fails with regraft's report, skips saying why, or warns."""
+        outcome = self.outcome()
+        if outcome.status == "failed":
+            raise RegraftFailure(outcome.text)
+        if outcome.status == "skipped":
+            raise _skip(outcome.text)
+        if outcome.status == "warned":
+            warnings.warn_explicit(RegraftWarning(outcome.text), RegraftWarning,
+                                   str(self.path), (self.rule.line or 0) + 1)
+
+    def repr_failure(self, excinfo, style=None):
+        """regraft's report alone, not a traceback through the plugin."""
         if isinstance(excinfo.value, RegraftFailure):
             return str(excinfo.value)
         return super().repr_failure(excinfo, style)
 
+
+def _skip(reason: str) -> BaseException:
+    """A skip reported at the item (the rule's line in its file), not at this module."""
+    try:
+        return pytest.skip.Exception(reason, _use_item_location=True)
+    except TypeError:  # a pytest without the keyword: the location is this module's
+        return pytest.skip.Exception(reason)
+
+
+class CaseItem(RegraftItem):
+    """One test case of a rule, as ``regraft test`` runs it."""
+
+    def __init__(self, *, index: int, **kw) -> None:
+        super().__init__(**kw)
+        self.index = index
+
+    def outcome(self) -> Outcome:
+        """From the pack's ``regraft test`` run."""
+        return self.pack.case(self.rule, self.index)
+
     def reportinfo(self):
-        return self.where, None, f"regraft: {self.name}"
+        """The rule's line; the rule and the case."""
+        case = self.rule.cases[self.index]
+        return self.path, self.rule.line, f"regraft: {self.rule.id} › {case}"
 
 
-def _regraft(*args: str) -> subprocess.CompletedProcess:
-    env = dict(os.environ, NO_COLOR="1")
-    return subprocess.run([sys.executable, "-m", "regraft", *args], capture_output=True, text=True, env=env)
+class InstalledItem(RegraftItem):
+    """A rule checked against the installed distributions of the packages it names."""
 
+    def outcome(self) -> Outcome:
+        """From the pack's ``regraft matrix`` run over the packages the rule names."""
+        return self.pack.installed(self.rule)
 
-def _cases(path: str) -> List[Tuple[str, Optional[str]]]:
-    """``(rule › case, failure text or None)`` for every case ``regraft test`` runs."""
-    run = _regraft("test", "-r", path)
-    out: List[Tuple[str, Optional[str]]] = []
-    for line in run.stdout.splitlines():
-        found = _CASE.match(line)
-        if found:
-            status, rule, case, why = found.groups()
-            out.append((f"{rule} › {case}", None if status != "FAIL" else (why or "failed")))
-        elif out and out[-1][1] is not None and not re.match(r"^(NO TESTS|\d+ passed)", line):
-            name, failure = out[-1]
-            out[-1] = (name, failure + "\n" + line)
-    if run.returncode not in (0, 1):
-        out.append((f"regraft test {path}", run.stderr.strip() or f"exited {run.returncode}"))
-    return out
-
-
-def _installed(package: str) -> Optional[Tuple[str, str]]:
-    """The installed package's source folder and version, without importing it."""
-    from importlib import metadata
-
-    try:
-        version = metadata.version(package)
-        spec = importlib.util.find_spec(package)
-    except (metadata.PackageNotFoundError, ImportError, ValueError):
-        return None
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    return list(spec.submodule_search_locations)[0], version
-
-
-def _installed_checks(path: str) -> List[Tuple[str, Optional[str]]]:
-    """``(rule on package version, failure text or None)`` for each rule, checked against the
-    installed packages its ``requires`` names."""
-    from . import Rules
-
-    rules = Rules.load(path)
-    found: Dict[str, Tuple[str, str]] = {}
-    for package in rules.packages:
-        where = _installed(package)
-        if where is not None:
-            found[package] = where
-    if not found:
-        return []
-    label = ", ".join(f"{p} {v}" for p, (_, v) in sorted(found.items()))
-    withs = [a for p, (_, v) in sorted(found.items()) for a in ("--with", f"{p}={v}")]
-    dirs = [d for d, _ in found.values()]
-    run = _regraft("apply", "--check", "--no-config", "-r", path, *withs, "--format", "json", *dirs)
-    failures: Dict[str, List[str]] = {}
-    try:
-        files = json.loads(run.stdout)
-    except ValueError:
-        return [(f"regraft apply --check {path}", run.stderr.strip() or f"exited {run.returncode}")]
-    for entry in files:
-        error = entry.get("error")
-        if not error:
-            continue
-        named = re.findall(r"rule `([^`]+)`", error.get("message", ""))
-        detail = _regraft("apply", "--check", "--no-config", "-r", path, *withs, entry["path"]).stderr
-        for rule in named or ["(file)"]:
-            failures.setdefault(rule, []).append(detail.strip() or error.get("message", ""))
-    return [(f"{rule} on {label}", "\n\n".join(failures[rule]) if rule in failures else None)
-            for rule in rules.ids]
-
-
-@pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(session, config, items):
-    # First, so `-k` (the mark plugin's deselection, later in this hook) sees these items.
-    for path in config.getoption("regraft"):
-        path = os.path.abspath(path)
-        for name, failure in _cases(path) + _installed_checks(path):
-            items.append(RegraftItem.from_parent(session, name=name, failure=failure, where=path))
+    def reportinfo(self):
+        """The rule's line; what is checked."""
+        return self.path, self.rule.line, f"regraft: {self.rule.id} on the installed packages"
