@@ -208,32 +208,9 @@ pub fn run_rule(rule: &Rule, all: &[Rule], update: bool) -> Result<Vec<CaseResul
                 texts: Some((case.before.clone(), p.output)),
             }),
             (TestExpectation::Snapshot, Ok(p)) => {
-                let stored = fs::read_to_string(&snapshot).ok();
-                if update && stored.as_deref() != Some(p.output.as_str()) {
-                    if let Some(dir) = snapshot.parent() {
-                        fs::create_dir_all(dir)
-                            .map_err(|e| crate::source::FileError::io(dir, e))?;
-                    }
-                    let old = stored.as_deref().map(str::as_bytes);
-                    crate::write::write_one(&snapshot, old, &p.output)?;
-                    updated = true;
-                    None
-                } else {
-                    match stored {
-                        None => Some(Failure {
-                            message: format!(
-                                "no snapshot {}; run `regraft test --update` to write it",
-                                snapshot.display()
-                            ),
-                            texts: None,
-                        }),
-                        Some(s) if s != p.output => Some(Failure {
-                            message: format!("output differs from {}", snapshot.display()),
-                            texts: Some((s, p.output)),
-                        }),
-                        Some(_) => None,
-                    }
-                }
+                let (failure, written) = compare_snapshot(&snapshot, p.output, update)?;
+                updated = written;
+                failure
             }
         };
         results.push(CaseResult {
@@ -244,6 +221,39 @@ pub fn run_rule(rule: &Rule, all: &[Rule], update: bool) -> Result<Vec<CaseResul
         });
     }
     Ok(results)
+}
+
+/// A case's output against its snapshot: the failure, if any, and whether `update` wrote the
+/// snapshot instead.
+fn compare_snapshot(
+    snapshot: &std::path::Path,
+    output: String,
+    update: bool,
+) -> Result<(Option<Failure>, bool), Error> {
+    let stored = fs::read_to_string(snapshot).ok();
+    if update && stored.as_deref() != Some(output.as_str()) {
+        if let Some(dir) = snapshot.parent() {
+            fs::create_dir_all(dir).map_err(|e| crate::source::FileError::io(dir, e))?;
+        }
+        let old = stored.as_deref().map(str::as_bytes);
+        crate::write::write_one(snapshot, old, &output)?;
+        return Ok((None, true));
+    }
+    let failure = match stored {
+        None => Some(Failure {
+            message: format!(
+                "no snapshot {}; run `regraft test --update` to write it",
+                snapshot.display()
+            ),
+            texts: None,
+        }),
+        Some(s) if s != output => Some(Failure {
+            message: format!("output differs from {}", snapshot.display()),
+            texts: Some((s, output)),
+        }),
+        Some(_) => None,
+    };
+    Ok((failure, false))
 }
 
 /// The test-case name of an engine error kind.

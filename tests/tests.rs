@@ -21,6 +21,7 @@ mod fuzz_regressions;
 mod generic;
 mod groups;
 mod hostile;
+mod hostile_kinds;
 mod imports;
 mod layers;
 mod lint;

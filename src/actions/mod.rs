@@ -4,12 +4,14 @@
 //! `explain` text — registered by one `register_action!` line in its own file.
 
 pub mod arglist;
+mod between;
 mod bindings;
 mod call;
 mod check;
 mod comments;
 mod derive;
 mod function;
+mod kept;
 mod lookup;
 mod mro;
 mod outline;

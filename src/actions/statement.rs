@@ -5,13 +5,13 @@ use std::ops::Range;
 
 use tree_sitter::Node;
 
+use super::kept::{inner_comment_nodes, with_comments_kept};
 use super::{
     ActionFailure, ActionUnit, AppliedShape, Facts, Needs, Signatures, Site,
     after_trailing_comment, enclosing_statement, register_action, same_code, siblings_of,
     statement_count,
 };
 use crate::edit::Edit;
-use crate::pattern::matcher::Capture;
 use crate::pattern::template::substitute;
 use crate::python::node_indent;
 use crate::rules::action::{ActionSpec, Arg, ArgReader};
@@ -91,7 +91,7 @@ impl ActionUnit for Replace {
             });
         };
         // The pattern with the capture written as what replaced it.
-        match replace_metavar(pattern, of.text(), by.text()) {
+        match super::between::replace_metavar(pattern, of.text(), by.text()) {
             Some(shape) => AppliedShape::Code(shape),
             None => AppliedShape::Unknown,
         }
@@ -104,7 +104,7 @@ impl ActionUnit for Replace {
         _: &mut Signatures,
     ) -> Result<Vec<Edit>, ActionFailure> {
         if let (Some(of), Some(by)) = (args.field("of"), args.field("by")) {
-            return replace_capture(site, of.text(), by.text());
+            return super::between::replace_capture(site, of.text(), by.text());
         }
         let range = site.range();
         let indent = node_indent(site.source, site.node);
@@ -119,134 +119,6 @@ impl ActionUnit for Replace {
             None => Vec::new(),
         })
     }
-}
-
-/// `replace: {of, by}` at one site: the capture's code replaced, its comments that `by` does
-/// not account for kept above the statement.
-fn replace_capture(site: &Site<'_, '_>, of: &str, by: &str) -> Result<Vec<Edit>, ActionFailure> {
-    let name = of.trim_start_matches('$');
-    let nodes = match site.bindings.get(name) {
-        Some(Capture::One(node)) => vec![*node],
-        Some(Capture::Many(nodes)) => nodes.clone(),
-        None => Vec::new(),
-    };
-    let (Some(first), Some(last)) = (nodes.first().copied(), nodes.last().copied()) else {
-        return Err(ActionFailure::at(
-            site.range(),
-            "this match",
-            format!("`{of}` bound nothing here: there is no code between its anchors to replace"),
-        )
-        .help("replace the whole match with a template that writes the anchors and the new code"));
-    };
-    let range = first.start_byte()..last.end_byte();
-    let text = substitute(
-        by,
-        site.bindings,
-        site.source,
-        node_indent(site.source, first),
-    );
-    let text = text.trim_end_matches(['\n', '\r']).to_string();
-    // A comment ending the last replaced line spoke of the replaced code: it goes above the
-    // statement with the others, not onto the new code.
-    let trailing = std::iter::successors(last.next_sibling(), |n| n.next_sibling())
-        .take_while(|n| n.start_position().row == last.end_position().row)
-        .find(|n| n.kind() == "comment");
-    let within = Site {
-        node: first,
-        last: trailing.unwrap_or(last),
-        ..*site
-    };
-    let Some(edit) = site.changing(Some(Edit { range, text })).pop() else {
-        return Ok(Vec::new());
-    };
-    let mut edits = with_comments_kept(&within, by, edit);
-    if let Some(comment) = trailing.filter(|c| !by.contains(site.source[c.byte_range()].trim())) {
-        let before = site.source[..comment.start_byte()].trim_end_matches([' ', '\t']);
-        edits.push(Edit {
-            range: before.len()..comment.end_byte(),
-            text: String::new(),
-        });
-    }
-    Ok(edits)
-}
-
-/// `pattern` with the metavariable `of` (`$X` or `$$$X`, as a whole word) written as `by`;
-/// `None` where it does not stand there once.
-fn replace_metavar(pattern: &str, of: &str, by: &str) -> Option<String> {
-    let at: Vec<usize> = pattern
-        .match_indices(of)
-        .map(|(at, _)| at)
-        .filter(|&at| {
-            let after = pattern[at + of.len()..].chars().next();
-            let before = pattern[..at].chars().next_back();
-            !after.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_') && before != Some('$')
-        })
-        .collect();
-    let [one] = at.as_slice() else {
-        return None;
-    };
-    Some(format!(
-        "{}{by}{}",
-        &pattern[..*one],
-        &pattern[*one + of.len()..]
-    ))
-}
-
-/// `edit`, replacing the match, and the comments in the match that `template` does not account
-/// for — not inside a capture it writes back, not written in it — kept on lines of their own
-/// above the statement, as `delete` keeps them: a comment says why, and replacing the code
-/// does not answer it.
-fn with_comments_kept(site: &Site<'_, '_>, template: &str, mut edit: Edit) -> Vec<Edit> {
-    let source = site.source;
-    if !source[site.range()].contains('#') {
-        return vec![edit];
-    }
-    let written: Vec<Range<usize>> = site
-        .bindings
-        .named()
-        .filter(|(name, _)| mentions(template, name))
-        .filter_map(|(_, capture)| capture.byte_range())
-        .collect();
-    let comments: Vec<&str> = inner_comment_nodes(site.node, site.last)
-        .into_iter()
-        .filter(|c| {
-            !written
-                .iter()
-                .any(|w| w.start <= c.start_byte() && c.end_byte() <= w.end)
-        })
-        .map(|c| &source[c.byte_range()])
-        .filter(|c| !template.contains(c.trim()))
-        .collect();
-    if comments.is_empty() {
-        return vec![edit];
-    }
-    let statement = enclosing_statement(site.root, site.node);
-    let line_start = crate::python::node_line_start(statement);
-    let indent = node_indent(source, statement);
-    if source[line_start..edit.range.start].trim().is_empty() {
-        let above: String = comments.iter().map(|c| format!("{c}\n{indent}")).collect();
-        edit.text = above + &edit.text;
-        return vec![edit];
-    }
-    let above: String = comments.iter().map(|c| format!("{indent}{c}\n")).collect();
-    vec![
-        Edit {
-            range: line_start..line_start,
-            text: above,
-        },
-        edit,
-    ]
-}
-
-/// Whether `template` writes the metavariable `name` (`$NAME` or `$$$NAME`, as a whole word).
-fn mentions(template: &str, name: &str) -> bool {
-    let needle = format!("${name}");
-    template.match_indices(&needle).any(|(at, _)| {
-        !template[at + needle.len()..]
-            .chars()
-            .next()
-            .is_some_and(|c| c.is_ascii_alphanumeric() || c == '_')
-    })
 }
 
 /// Refuses a template that rewrites an annotated def without its return annotation: a pattern
@@ -514,30 +386,4 @@ fn inner_comments<'s>(node: Node<'_>, last: Node<'_>, source: &'s str) -> Vec<&'
         .into_iter()
         .map(|c| &source[c.byte_range()])
         .collect()
-}
-
-/// The comment nodes from `node` to `last` (siblings, or one node), in order.
-fn inner_comment_nodes<'t>(node: Node<'t>, last: Node<'t>) -> Vec<Node<'t>> {
-    let mut out = Vec::new();
-    let mut stack: Vec<Node<'_>> = match node.parent().filter(|_| node != last) {
-        Some(parent) => {
-            let mut cursor = parent.walk();
-            let run: Vec<Node<'_>> = parent
-                .children(&mut cursor)
-                .filter(|c| node.start_byte() <= c.start_byte() && c.end_byte() <= last.end_byte())
-                .collect();
-            run.into_iter().rev().collect()
-        }
-        None => vec![node],
-    };
-    while let Some(n) = stack.pop() {
-        if n.kind() == "comment" {
-            out.push(n);
-            continue;
-        }
-        let mut cursor = n.walk();
-        let children: Vec<Node<'_>> = n.children(&mut cursor).collect();
-        stack.extend(children.into_iter().rev());
-    }
-    out
 }

@@ -52,9 +52,14 @@ pub(super) fn applied_sites<'t>(
         let Ok(seeds) = scope::scope_bindings(rule, root, node, text, matcher, cache) else {
             continue;
         };
+        // Where the rule's own sites must stand and what they must bind (as far as the shape
+        // binds the names `where` tests) hold for its output too: a shape elsewhere is no
+        // patch of this rule's.
         let site = seeds.into_iter().find_map(|mut bindings| {
             let last = matcher.matches_at(&applied.root, node, &mut bindings)?;
-            Some((last, bindings))
+            (super::site::stands_at(rule, node, last)
+                && super::site::constraints_hold(rule, &bindings, text, matcher, true))
+            .then_some((last, bindings))
         });
         if let Some((last, bindings)) = site {
             out.push(Found {

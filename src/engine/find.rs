@@ -11,7 +11,7 @@ use super::applied::{applied_sites, cleared_scopes};
 pub(crate) use super::found::Found;
 use super::{Engine, scope};
 use crate::compile::{Applied, CompiledRule, RuleId};
-use crate::pattern::matcher::{Bindings, Capture, Matcher};
+use crate::pattern::matcher::{Bindings, Matcher};
 use crate::pattern::query::ROOT_CAPTURE;
 use crate::prefilter::Hits;
 use crate::rules::model::Per;
@@ -291,29 +291,6 @@ fn fresh<'p, 't>(
         .take_while(move |n| previous.is_none_or(|p| n.start_byte() > p))
 }
 
-/// Whether the match from `node` to `last` stands where the rule's `at` asks: its statement at
-/// module level (`top_level`), its last statement the last of its block (`last`; comments
-/// after it do not count).
-fn stands_at<'t>(rule: &CompiledRule, node: Node<'t>, last: Node<'t>) -> bool {
-    use crate::rules::model::Position;
-    // The statement holding `n`: the node below a block or the module (a decorated
-    // definition, not the `def` under its decorators).
-    fn statement(mut n: Node<'_>) -> Option<(Node<'_>, Node<'_>)> {
-        while let Some(parent) = n.parent() {
-            if matches!(parent.kind(), "block" | "module") {
-                return Some((n, parent));
-            }
-            n = parent;
-        }
-        None
-    }
-    rule.rule.at.iter().all(|position| match position {
-        Position::TopLevel => statement(node).is_some_and(|(_, p)| p.kind() == "module"),
-        Position::Last => statement(last)
-            .is_some_and(|(s, p)| crate::python::significant_children(p).last() == Some(&s)),
-    })
-}
-
 /// The match of `rule` at the candidate `node`, if the pattern and the scopes hold there.
 fn match_at<'t>(
     rule: &CompiledRule,
@@ -333,8 +310,8 @@ fn match_at<'t>(
     let seeds = scope::scope_bindings(rule, root, node, text, matcher, cache).ok()?;
     let unseeded = seeds.len() == 1 && seeds[0].is_empty();
     let found = |last: Node<'t>, bindings: Bindings<'t>| {
-        if !stands_at(rule, node, last)
-            || !constraints_hold(rule, &bindings, text, matcher)
+        if !super::site::stands_at(rule, node, last)
+            || !super::site::constraints_hold(rule, &bindings, text, matcher, false)
             || !scoped_probes_hold(rule, root, node, &bindings, matcher)
         {
             return None;
@@ -448,35 +425,6 @@ fn scoped_probes_hold<'t>(
     };
     let occurs = |p: &crate::pattern::Pattern| matcher.occurs_in(&p.root, enclosing, bindings);
     rule.when_has.as_ref().is_none_or(occurs) && !rule.when_lacks.as_ref().is_some_and(occurs)
-}
-
-/// Whether what the match bound meets the rule's `where` conditions.
-fn constraints_hold(
-    rule: &CompiledRule,
-    bindings: &Bindings<'_>,
-    text: &str,
-    matcher: &Matcher<'_>,
-) -> bool {
-    rule.constraints.iter().all(|c| {
-        let Some(capture) = bindings.get(&c.name) else {
-            return false;
-        };
-        let bound = capture.text(text);
-        let node = match capture {
-            Capture::One(node) => Some(*node),
-            Capture::Many(nodes) if nodes.len() == 1 => Some(nodes[0]),
-            Capture::Many(_) => None,
-        };
-        c.regex.as_ref().is_none_or(|re| re.is_match(bound))
-            && c.not_regex.as_ref().is_none_or(|re| !re.is_match(bound))
-            && c.kinds
-                .as_ref()
-                .is_none_or(|kinds| node.is_some_and(|n| kinds.contains(&n.kind_id())))
-            && (c.not_kinds.is_empty() || node.is_some_and(|n| !c.not_kinds.contains(&n.kind_id())))
-            && c.has.as_ref().is_none_or(|pattern| {
-                node.is_some_and(|n| matcher.occurs_in(&pattern.root, n, &Bindings::default()))
-            })
-    })
 }
 
 #[cfg(test)]

@@ -18,6 +18,7 @@ mod repair;
 mod run;
 mod schedule;
 pub mod scope;
+mod site;
 mod step;
 pub mod totals;
 mod verify;

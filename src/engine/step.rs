@@ -353,6 +353,26 @@ fn plan_edits(
             })
         })
     };
+    // A run that a keyword anchor was taken out of cannot be written back as its text.
+    let broken = m
+        .bindings
+        .named()
+        .find(|(n, c)| reads(n) && !c.is_contiguous());
+    if let Some((name, capture)) = broken {
+        return Err(ActionFailure {
+            reason: format!(
+                "`$$${name}` holds arguments on both sides of a keyword the pattern names: written back, its text would carry that keyword along"
+            ),
+            labels: vec![(
+                capture.byte_range().unwrap_or(m.node.byte_range()),
+                "these arguments".into(),
+            )],
+            help: Some(
+                "write the keyword after the run in the call, or match the arguments without it"
+                    .into(),
+            ),
+        });
+    }
     if let Some((name, one, other)) = m.ambiguous.iter().find(|(n, _, _)| reads(n)) {
         let first_line = |t: &str| t.lines().next().unwrap_or("").to_string();
         return Err(ActionFailure {

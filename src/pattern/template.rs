@@ -18,7 +18,18 @@ pub fn substitute(template: &str, bindings: &Bindings<'_>, source: &str, indent:
         // Templates are checked when rules compile; a failure here cannot happen.
         return template.to_string();
     };
-    let fill = |wrap: &[usize]| fill(template, &pieces, bindings, source, indent, wrap);
+    let in_strings = string_lines(template, &pieces);
+    let fill = |wrap: &[usize]| {
+        fill(
+            template,
+            &pieces,
+            bindings,
+            source,
+            indent,
+            wrap,
+            &in_strings,
+        )
+    };
     let (mut out, placed) = fill(&[]);
     match needs_parentheses(&out, &placed, indent) {
         Wrap::None => {}
@@ -33,6 +44,30 @@ pub fn substitute(template: &str, bindings: &Bindings<'_>, source: &str, indent:
         }
     }
     without_blank_indentation(&out, indent)
+}
+
+/// The offsets of the template's lines that start inside a string spanning lines (sorted),
+/// read from the template with each metavariable written as an identifier of its length.
+fn string_lines(template: &str, pieces: &[Piece]) -> Vec<usize> {
+    if !template.contains('\n') {
+        return Vec::new();
+    }
+    let mut stand_in = template.to_string();
+    for piece in pieces.iter().filter(|p| p.var.is_some()) {
+        let width = piece.range.len();
+        stand_in.replace_range(piece.range.clone(), &"_".repeat(width));
+    }
+    let tree = crate::python::parse(&stand_in);
+    let mut strings = crate::python::multiline_strings(&[tree.root_node()]);
+    let mut out = Vec::new();
+    let mut at = 0;
+    for line in template.split('\n') {
+        if at > 0 && strings.contains(at) {
+            out.push(at);
+        }
+        at += line.len() + 1;
+    }
+    out
 }
 
 /// `out` with lines holding only indentation left empty — except lines inside a string that
@@ -193,18 +228,24 @@ fn fill(
     source: &str,
     indent: &str,
     wrap: &[usize],
+    in_strings: &[usize],
 ) -> (String, Vec<Placed>) {
     let mut out = String::with_capacity(template.len());
     let mut placed = Vec::new();
     for (index, piece) in pieces.iter().enumerate() {
         match &piece.var {
             None => {
+                let mut at = piece.range.start;
                 for (i, part) in template[piece.range.clone()].split('\n').enumerate() {
                     if i > 0 {
                         out.push('\n');
-                        out.push_str(indent);
+                        // A line inside a string of the template is part of its value.
+                        if in_strings.binary_search(&at).is_err() {
+                            out.push_str(indent);
+                        }
                     }
                     out.push_str(part);
+                    at += part.len() + 1;
                 }
             }
             Some(Metavar::Single(Some(name)) | Metavar::Multi(Some(name))) => {

@@ -20,6 +20,23 @@ impl Capture<'_> {
         }
     }
 
+    /// Whether the capture is one run of siblings: no other node (but a comment) between two
+    /// of its nodes. Keyword arguments of a pattern match wherever they stand, so `$$$MID` in
+    /// `f($H, $$$MID, out=$O)` holds `x` and `z=2` of `f(h, x, out=1, z=2)`: its text would
+    /// carry `out=1` along.
+    pub fn is_contiguous(&self) -> bool {
+        let Capture::Many(nodes) = self else {
+            return true;
+        };
+        nodes.windows(2).all(|pair| {
+            let mut next = pair[0].next_named_sibling();
+            while let Some(n) = next.filter(|n| n.kind() == "comment") {
+                next = n.next_named_sibling();
+            }
+            next == Some(pair[1])
+        })
+    }
+
     /// The byte range covered, or `None` for an empty run.
     pub fn byte_range(&self) -> Option<std::ops::Range<usize>> {
         match self {

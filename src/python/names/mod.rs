@@ -27,6 +27,11 @@ mod scopes;
 pub use capture::{Capture, rename_capture};
 pub use module_level::{first_shadowed, module_binding_sites};
 
+/// Whether `name` is one of Python's builtins (which a module-level binding of it shadows).
+pub fn is_builtin(name: &str) -> bool {
+    BUILTINS.contains(&name)
+}
+
 use builtins::BUILTINS;
 
 /// A node's parent. tree-sitter's `Node::parent` searches down from the root, through every

@@ -113,17 +113,9 @@ impl Cx<'_> {
     /// mistake, lint every one.
     fn parts(&self, path: &[Seg], map: &Mapping, g: &mut Gather) -> Parts {
         let field = |key: &str| map.get(key).map(|v| (key_path(path, key), v));
-        let required = |key: &str| {
-            field(key).ok_or_else(|| {
-                let within = "a rule".to_string();
-                let kind = RuleErrorKind::MissingKey {
-                    key: key.to_string(),
-                    within,
-                };
-                self.error(kind, self.spans.value(path))
-            })
-        };
-        let id = g.ok(required("id").and_then(|(p, v)| self.id(&p, v)));
+        let id = g.ok(field("id")
+            .ok_or_else(|| self.missing(path, "id"))
+            .and_then(|(p, v)| self.id(&p, v)));
         let description = g.ok(field("description")
             .map(|(p, v)| self.string(&p, "description", v).map(|s| s.value))
             .transpose());
@@ -230,6 +222,15 @@ impl Cx<'_> {
         Ok(items)
     }
 
+    /// The error of a rule without the required `key`.
+    fn missing(&self, path: &[Seg], key: &str) -> RuleError {
+        let kind = RuleErrorKind::MissingKey {
+            key: key.to_string(),
+            within: "a rule".to_string(),
+        };
+        self.error(kind, self.spans.value(path))
+    }
+
     /// `match` (required): its patterns and the actions its alternatives carry.
     #[allow(clippy::type_complexity)]
     fn match_parts(
@@ -239,11 +240,7 @@ impl Cx<'_> {
         g: &mut Gather,
     ) -> (Option<Vec<Snippet>>, Option<Vec<Option<Action>>>) {
         let Some(value) = map.get("match") else {
-            let kind = RuleErrorKind::MissingKey {
-                key: "match".into(),
-                within: "a rule".into(),
-            };
-            g.ok::<()>(Err(self.error(kind, self.spans.value(path))));
+            g.ok::<()>(Err(self.missing(path, "match")));
             return (None, None);
         };
         let Some((patterns, actions)) = g.ok(self.branches(&key_path(path, "match"), value)) else {
@@ -251,6 +248,18 @@ impl Cx<'_> {
         };
         let actions = match map.get("action") {
             None => g.ok(self.every_branch_acts(path, actions)),
+            // A pin's alternatives would edit while reports call the rule a pin.
+            Some(Value::Mapping(rule_action))
+                if rule_action.contains_key("check") && actions.iter().any(Option::is_some) =>
+            {
+                let at = key_path(path, "action");
+                g.ok::<()>(Err(self.invalid(
+                    &at,
+                    "action",
+                    "a `check` rule edits nothing: its alternatives cannot carry actions (make the edits a rule of their own)",
+                )));
+                None
+            }
             Some(_) => Some(actions),
         };
         (Some(patterns), actions)

@@ -32,6 +32,8 @@ use crate::rules::action::{ActionSpec, Arg, ArgReader};
 use crate::rules::error::RuleError;
 use crate::rules::model::{Snippet, Spanned};
 
+mod checks;
+
 /// `derive_class: {name, parameters, before_super, after_super}` on a method match.
 #[derive(Debug)]
 pub struct DeriveClass;
@@ -83,6 +85,12 @@ fn extra_parameters(extra: &str) -> Result<Vec<String>, String> {
     let Some(list) = list else {
         return Err("not a Python parameter list".into());
     };
+    if checks::suspends_in(list) {
+        return Err(
+            "a default that yields or awaits runs where the class is defined, outside any function"
+                .into(),
+        );
+    }
     let mut names = Vec::new();
     for p in significant_children(list)
         .into_iter()
@@ -133,14 +141,24 @@ impl ActionUnit for DeriveClass {
         signatures: &mut Signatures,
     ) -> Result<Vec<Edit>, ActionFailure> {
         let def = site.node;
-        let place = Place::of(def, site.source)?;
-        let Some(class) = place.class else {
+        let outer = def
+            .parent()
+            .filter(|p| p.kind() == "decorated_definition")
+            .unwrap_or(def);
+        let class = (outer.parent())
+            .filter(|b| b.kind() == "block")
+            .and_then(|b| b.parent())
+            .filter(|c| c.kind() == "class_definition");
+        let Some(class) = class else {
             return Err(ActionFailure::at(
                 def.byte_range(),
-                "a module-level function",
-                "`derive_class` derives from the class of a method; this function has none".into(),
+                "no method",
+                "`derive_class` derives from the class of a method; this function stands in none"
+                    .into(),
             ));
         };
+        checks::class_is_what_runs(def, class, site.root, site.source)?;
+        let place = Place::of(def, site.source)?;
         let method = def
             .child_by_field_name("name")
             .map(|n| &site.source[n.byte_range()]);
@@ -163,24 +181,8 @@ impl ActionUnit for DeriveClass {
         }
         let name = expand_name(args.field("name").map_or("", Arg::text), &place, site)?;
         let generated = derived_class(args, site, def, class, &name)?;
-        // Already there as generated: applied. Anything else of that name: refused.
-        if let Some(existing) = top_level_binding(site.root, &name, site.source) {
-            if super::same_code(&[existing], site.source, &generated) {
-                return Ok(Vec::new());
-            }
-            return Err(ActionFailure::at(
-                existing.byte_range(),
-                "already bound here",
-                format!("the module already binds `{name}`, to something else than the class this rule derives"),
-            )
-            .help("give `derive_class` another `name`"));
-        }
-        if let Some(other) = signatures.introduced.get(&name) {
-            return Err(ActionFailure::at(
-                other.clone(),
-                "derived here too",
-                format!("`{name}` is derived twice in this file"),
-            ));
+        if name_is_taken(&name, &generated, class, site, signatures)? {
+            return Ok(Vec::new());
         }
         signatures.introduced.insert(name, def.byte_range());
         let end = super::after_trailing_comment(site.source, place.top.end_byte());
@@ -189,6 +191,47 @@ impl ActionUnit for DeriveClass {
             text: format!("\n\n\n{}", generated.trim_end()),
         }])
     }
+}
+
+/// Whether the class `name` already stands in the module as generated (applied); refused
+/// where the name would shadow a builtin, is a global a function rebinds, is bound to
+/// something else, or is derived twice in this file.
+fn name_is_taken(
+    name: &str,
+    generated: &str,
+    class: Node<'_>,
+    site: &Site<'_, '_>,
+    signatures: &Signatures,
+) -> Result<bool, ActionFailure> {
+    if crate::python::names::is_builtin(name)
+        || checks::declared_global(site.root, name, site.source)
+    {
+        return Err(ActionFailure::at(
+            class.byte_range(),
+            "this class",
+            format!("`{name}` names a builtin or a global a function rebinds: a class of that name would change what other code reads"),
+        )
+        .help("give `derive_class` another `name`"));
+    }
+    if let Some(existing) = top_level_binding(site.root, name, site.source) {
+        if super::same_code(&[existing], site.source, generated) {
+            return Ok(true);
+        }
+        return Err(ActionFailure::at(
+            existing.byte_range(),
+            "already bound here",
+            format!("the module already binds `{name}`, to something else than the class this rule derives"),
+        )
+        .help("give `derive_class` another `name`"));
+    }
+    if let Some(other) = signatures.introduced.get(name) {
+        return Err(ActionFailure::at(
+            other.clone(),
+            "derived here too",
+            format!("`{name}` is derived twice in this file"),
+        ));
+    }
+    Ok(false)
 }
 
 /// The text of the derived class (at module level, four-space indents).
@@ -210,6 +253,59 @@ fn derived_class(
         )
     })?;
     let params = read_params(list, source);
+    let extra = args.field("parameters").map_or("", Arg::text);
+    let added = copied_signature(list, &params, extra)?;
+    checks::signature_moves(def, class, &params, &added, source)?;
+    let call = forwarding_call("super().__init__", &params[1..], def)?;
+    let doc = docstring(class, source);
+    let mut out = format!("class {name}({base}):\n");
+    if let Some(doc) = doc {
+        out.push_str(&format!("    {doc}\n\n"));
+    }
+    let returns = def
+        .child_by_field_name("return_type")
+        .map_or(String::new(), |r| format!(" -> {}", text(r)));
+    out.push_str(&format!(
+        "    def __init__({}){returns}:\n",
+        parameter_list(list, source, extra)
+    ));
+    // One argument per line where the call would not fit one (the arguments are names).
+    let call = match call.strip_prefix("super().__init__(") {
+        Some(args) if call.len() > 80 => {
+            let args = args.trim_end_matches(')').split(", ");
+            let lines: String = args.map(|a| format!("            {a},\n")).collect();
+            format!("super().__init__(\n{lines}        )")
+        }
+        _ => call,
+    };
+    for key in ["before_super", "after_super"] {
+        if key == "after_super" {
+            out.push_str(&format!("        {call}\n"));
+        }
+        if let Some(code) = args.field(key).filter(|c| !c.text().trim().is_empty()) {
+            let written = substitute(code.text(), site.bindings, source, "        ");
+            if checks::suspends(&written) {
+                return Err(ActionFailure::at(
+                    def.byte_range(),
+                    "this `__init__`",
+                    format!(
+                        "`{key}` yields or awaits: the derived `__init__` would be a generator or a coroutine"
+                    ),
+                ));
+            }
+            out.push_str(&format!("        {}\n", written.trim_end()));
+        }
+    }
+    Ok(out)
+}
+
+/// The names `extra` adds to the method's parameters, once the signature can be copied: a
+/// first parameter for the instance, constant defaults only, no name taken twice.
+fn copied_signature(
+    list: Node<'_>,
+    params: &[super::signature::Param],
+    extra: &str,
+) -> Result<Vec<String>, ActionFailure> {
     if params.is_empty() {
         return Err(ActionFailure::at(
             list.byte_range(),
@@ -234,7 +330,6 @@ fn derived_class(
             ),
         ));
     }
-    let extra = args.field("parameters").map_or("", Arg::text);
     let added = extra_parameters(extra).unwrap_or_default();
     if let Some(clash) = added.iter().find(|a| params.iter().any(|p| &p.name == *a)) {
         return Err(ActionFailure::at(
@@ -243,40 +338,28 @@ fn derived_class(
             format!("the method already takes `{clash}`: the derived class cannot add it"),
         ));
     }
-    let call = forwarding_call("super().__init__", &params[1..], def)?;
-    let doc = class
+    Ok(added)
+}
+
+/// The class's docstring as written: a string first in its body (`("a " "b")` too; an f-string
+/// is none: Python runs it and sets no `__doc__`).
+fn docstring<'s>(class: Node<'_>, source: &'s str) -> Option<&'s str> {
+    let text = |n: Node<'_>| &source[n.byte_range()];
+    class
         .child_by_field_name("body")
         .and_then(|b| significant_children(b).first().copied())
-        .filter(|s| s.kind() == "expression_statement")
+        .filter(|s| s.kind() == "expression_statement" && s.named_child_count() == 1)
         .and_then(|s| s.named_child(0))
-        .filter(|s| s.kind() == "string");
-    let mut out = format!("class {name}({base}):\n");
-    if let Some(doc) = doc {
-        out.push_str(&format!("    {}\n\n", text(doc)));
-    }
-    out.push_str(&format!(
-        "    def __init__({}):\n",
-        parameter_list(list, source, extra)
-    ));
-    // One argument per line where the call would not fit one (the arguments are names).
-    let call = match call.strip_prefix("super().__init__(") {
-        Some(args) if call.len() > 80 => {
-            let args = args.trim_end_matches(')').split(", ");
-            let lines: String = args.map(|a| format!("            {a},\n")).collect();
-            format!("super().__init__(\n{lines}        )")
-        }
-        _ => call,
-    };
-    for key in ["before_super", "after_super"] {
-        if key == "after_super" {
-            out.push_str(&format!("        {call}\n"));
-        }
-        if let Some(code) = args.field(key).filter(|c| !c.text().trim().is_empty()) {
-            let written = substitute(code.text(), site.bindings, source, "        ");
-            out.push_str(&format!("        {}\n", written.trim_end()));
-        }
-    }
-    Ok(out)
+        // `("doc one " "doc two")` is a docstring too.
+        .filter(|s| {
+            let inner = match s.kind() {
+                "parenthesized_expression" if s.named_child_count() == 1 => s.named_child(0),
+                _ => Some(*s),
+            };
+            inner.is_some_and(|i| matches!(i.kind(), "string" | "concatenated_string"))
+        })
+        .filter(|s| !checks::is_fstring(text(*s)))
+        .map(text)
 }
 
 /// The method's parameters as written (comments left out), one line each when they do not fit one, with
