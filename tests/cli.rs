@@ -638,6 +638,36 @@ fn a_rule_whose_files_select_no_target_fails_the_check() {
     );
 }
 
+/// A rule from `regraft new rule` is formatted as written: `fmt` keeps the author's quoting
+/// and flow style where the value is canonical, and leaves defaults out.
+#[test]
+fn a_new_rule_passes_fmt_check_and_fmt_drops_only_what_is_not_canonical() {
+    let dir = tempfile::tempdir().unwrap();
+    let new = crate::util::regraft(&["new", "rule", "fresh"], dir.path());
+    assert_eq!(
+        new.status.code(),
+        Some(0),
+        "{}",
+        crate::util::text(&new.stderr)
+    );
+    let check = crate::util::regraft(&["fmt", "--check", "rules"], dir.path());
+    assert_eq!(
+        check.status.code(),
+        Some(0),
+        "{}",
+        crate::util::text(&check.stdout)
+    );
+    let text = "expect: 1\nid: z\nphase: pre_compile\nmatch: \"f($X)\"   # the call\naction:\n  replace: 'g($X)'\n";
+    std::fs::write(dir.path().join("z.yaml"), text).unwrap();
+    let out = crate::util::regraft(&["fmt", "z.yaml"], dir.path());
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("z.yaml")).unwrap(),
+        "id: z\nmatch: \"f($X)\"   # the call\naction:\n  replace: 'g($X)'\nexpect: 1\n",
+        "keys in order, the default phase left out, the rest as written"
+    );
+}
+
 /// `fmt --check --diff` shows what it would change, as a unified diff, and writes nothing.
 #[test]
 fn fmt_check_diff_shows_the_change() {
@@ -823,4 +853,42 @@ fn verify_passes_rules_that_apply_and_fails_drift() {
         "{}",
         crate::util::text(&drift.stderr)
     );
+}
+
+/// What a newcomer meets: a `delete` rule without a scope says why its own output reads as
+/// drift after `--write`; `explain` says a per-run count is over the files together.
+#[test]
+fn a_deleting_rule_explains_its_drift_after_write_and_per_run_counts_read_as_such() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("d.yaml"),
+        "id: d\nmatch: \"debug($X)\"\naction: {delete: true}\nexpect: {min: 1}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("m.py"),
+        "def f():\n    debug(1)\n    return 2\n",
+    )
+    .unwrap();
+    let write = crate::util::regraft(&["apply", "-r", "d.yaml", "--write", "m.py"], dir.path());
+    assert_eq!(write.status.code(), Some(0));
+    let check = crate::util::regraft(&["apply", "-r", "d.yaml", "--check", "m.py"], dir.path());
+    assert_eq!(check.status.code(), Some(3));
+    let said = crate::util::words(&crate::util::text(&check.stderr));
+    assert!(
+        said.contains("give it an `inside` class or function"),
+        "{said}"
+    );
+    std::fs::write(
+        dir.path().join("p.yaml"),
+        "id: p\nmatch: \"f($X)\"\naction: {replace: \"g($X)\"}\nexpect: {per: run, min: 1}\nprovides: [g]\n",
+    )
+    .unwrap();
+    let explain = crate::util::regraft(&["explain", "p.yaml"], dir.path());
+    let said = crate::util::text(&explain.stdout);
+    assert!(
+        said.contains("at least 1 over the run (all the selected files of a run together)"),
+        "{said}"
+    );
+    assert!(!said.contains("per selected file"), "{said}");
 }

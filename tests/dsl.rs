@@ -306,7 +306,8 @@ fn fmt_keeps_comments_above_a_rules_keys_in_both_syntaxes() {
     );
     assert_eq!(
         fs::read_to_string(dir.path().join("a.yaml")).unwrap(),
-        "id: a\n# why this shape\nmatch: f($X)\n# the fix\naction:\n  replace: g($X)\n"
+        "id: a\n# why this shape\nmatch: \"f($X)\"\n# the fix\naction: {replace: \"g($X)\"}\n",
+        "the author's quoting and flow style stay where the value is already canonical"
     );
     let to_dsl = regraft(&["fmt", "--to", "dsl", "a.yaml"], dir.path());
     assert_eq!(

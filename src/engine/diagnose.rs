@@ -125,6 +125,18 @@ pub(crate) fn drift(
             .collect()
     };
     let mut scope = describe_scope(rule);
+    // A deletion leaves nothing to find: after `--write` its own output reads as drift unless
+    // a scope says where the code was taken out.
+    let leaves_nothing = matches!(
+        crate::actions::unit(&rule.rule.action)
+            .applied_shape(&rule.rule.action.args, &rule.pattern.source),
+        crate::actions::AppliedShape::Absent
+    );
+    if matches.is_empty() && leaves_nothing && rule.applied.is_none() {
+        scope.push_str(
+            "; this rule deletes what it matches, so once applied it finds nothing here: give it an `inside` class or function (a scope it cleared counts as applied) or accept none with `expect: {min: 0}`",
+        );
+    }
     if labels.is_empty() && matches.is_empty() {
         if let Some(c) = &rule.rule.inside.class {
             scope.push_str(&format!("; this file has no class {c}"));

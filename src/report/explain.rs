@@ -51,7 +51,12 @@ pub fn explain_rule(rule: &crate::compile::CompiledRule, scope: &str) -> String 
     let expect = r
         .expect
         .map_or("anything (no `expect`)".to_string(), |e| e.to_string());
-    let _ = writeln!(out, "  expect:      {expect} per selected file");
+    // A count over the run is one over all the selected files together.
+    let per = match r.expect.is_some_and(|e| e.run) {
+        true => "(all the selected files of a run together)",
+        false => "per selected file",
+    };
+    let _ = writeln!(out, "  expect:      {expect} {per}");
     out.push_str(&conditions(r));
     let _ = writeln!(out, "  query:       {}", rule.query_source);
     let literals = if rule.pattern.literals.is_empty() {

@@ -3,6 +3,7 @@
 //! Both writers start from one canonical value tree made from the model, so a rule written in
 //! either syntax and read back is the same rule, and canonical text round-trips byte for byte.
 
+mod authored;
 mod dsl;
 
 pub use dsl::to_dsl;
@@ -365,6 +366,17 @@ fn expect_value(e: Expect) -> Value {
 
 /// Canonical YAML: one document per rule, `---` between them, each rule's leading comments kept.
 pub fn to_yaml(rules: &[(Rule, String)]) -> String {
+    yaml(rules, false)
+}
+
+/// What `fmt` writes: canonical YAML, except that a key whose value the author wrote as the
+/// canonical content (in any quoting or flow style, with its comments) stays as written — a
+/// rule fresh from `regraft new rule` is already formatted.
+pub fn to_yaml_as_written(rules: &[(Rule, String)]) -> String {
+    yaml(rules, true)
+}
+
+fn yaml(rules: &[(Rule, String)], as_written: bool) -> String {
     rules
         .iter()
         .map(|(rule, comments)| {
@@ -372,14 +384,23 @@ pub fn to_yaml(rules: &[(Rule, String)]) -> String {
                 unreachable!("a rule is a mapping")
             };
             let notes = key_comments(rule);
-            // Key by key, so the comments that stood above a key stay above it.
+            let written = match as_written {
+                true => authored::fragments(rule),
+                false => Default::default(),
+            };
+            // Key by key, so the comments that stood above a key stay above it, and a key whose
+            // value the author wrote as canonical content (in any quoting or flow style) stays
+            // as written.
             let body: String = map
                 .into_iter()
                 .map(|(key, value)| {
-                    let above = notes.get(key.as_str().unwrap_or_default());
+                    let name = key.as_str().unwrap_or_default().to_string();
+                    let above = notes.get(&name);
                     let mut one = Mapping::new();
                     one.insert(key, value);
-                    let text = serde_yaml::to_string(&one).expect("plain values serialize");
+                    let text = authored::as_written(&written, &name, &one).unwrap_or_else(|| {
+                        serde_yaml::to_string(&one).expect("plain values serialize")
+                    });
                     format!("{}{text}", above.map_or("", String::as_str))
                 })
                 .collect();
@@ -483,7 +504,7 @@ pub fn render(rules: &[Rule], syntax: super::Syntax) -> String {
         })
         .collect();
     match syntax {
-        super::Syntax::Yaml => to_yaml(&with_comments),
+        super::Syntax::Yaml => to_yaml_as_written(&with_comments),
         super::Syntax::Dsl => to_dsl(&with_comments),
     }
 }
