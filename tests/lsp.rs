@@ -403,3 +403,63 @@ fn typing_is_coalesced_and_completion_answers_meanwhile() {
     client.notify("exit", Value::Null);
     assert!(client.child.wait().unwrap().success());
 }
+
+/// `regraft.showDiff` answers the diff and, to a client that can show documents, opens it:
+/// stock clients show no command's result.
+#[test]
+fn show_diff_opens_the_diff_in_a_client_that_shows_documents() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("regraft.toml"),
+        "targets = [\"model.py\"]\n",
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("model.py"), "y = f(1)\n").unwrap();
+    let uri = format!(
+        "file://{}",
+        dir.path().join("rules").join("r.yaml").display()
+    );
+    let mut client = Client::start();
+    let caps = json!({"capabilities": {"window": {"showDocument": {"support": true}}}});
+    client.request("initialize", caps);
+    client.notify("initialized", json!({}));
+    client.notify(
+        "textDocument/didOpen",
+        json!({"textDocument": {"uri": uri, "languageId": "yaml", "version": 1, "text": FIXED}}),
+    );
+    let id = client.next_id;
+    client.next_id += 1;
+    client.send(
+        json!({"jsonrpc": "2.0", "id": id, "method": "workspace/executeCommand",
+        "params": {"command": "regraft.showDiff", "arguments": [uri, "r"]}}),
+    );
+    let (mut shown, mut result) = (None, None);
+    while shown.is_none() || result.is_none() {
+        let message = client.receive();
+        if message["method"] == "window/showDocument" {
+            shown = Some(message["params"]["uri"].as_str().unwrap().to_string());
+        } else if message["id"] == id {
+            result = Some(message["result"].as_str().unwrap().to_string());
+        }
+    }
+    let (shown, result) = (shown.unwrap(), result.unwrap());
+    assert!(
+        result.contains("-y = f(1)") && result.contains("+y = g(1)"),
+        "{result}"
+    );
+    let path = shown.strip_prefix("file://").unwrap();
+    assert!(path.ends_with("/r.diff"), "{path}");
+    assert_eq!(std::fs::read_to_string(path).unwrap(), result);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let folder = std::path::Path::new(path).parent().unwrap();
+        assert_eq!(
+            std::fs::metadata(folder).unwrap().permissions().mode() & 0o777,
+            0o700
+        );
+    }
+    assert_eq!(client.request("shutdown", Value::Null), Value::Null);
+    client.notify("exit", Value::Null);
+    assert!(client.child.wait().unwrap().success());
+}

@@ -242,3 +242,70 @@ pub(super) fn bound_in_targets(
     }
     Some((seen, sites, surveyed))
 }
+
+/// Writes `diff` to a file of its own (in a folder of this user's under the temporary
+/// directory) and asks the client to show it (`window/showDocument`); what fails here only
+/// leaves the command's result to the client.
+pub(super) fn show(
+    sender: &crossbeam_channel::Sender<lsp_server::Message>,
+    rule: &str,
+    diff: &str,
+) {
+    // A folder only this process made (mode 700), kept while the server runs: a name another
+    // user could have made first would let them read or replace what the client opens.
+    static FOLDER: std::sync::OnceLock<Option<std::path::PathBuf>> = std::sync::OnceLock::new();
+    let made = FOLDER.get_or_init(|| {
+        tempfile::Builder::new()
+            .prefix("regraft-diff-")
+            .tempdir()
+            .ok()
+            .map(tempfile::TempDir::keep)
+            .filter(|dir| private(dir))
+    });
+    let Some(folder) = made else {
+        return;
+    };
+    let safe: String = rule
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let path = folder.join(format!("{safe}.diff"));
+    if std::fs::write(&path, diff).is_err() {
+        return;
+    }
+    let Ok(uri) = format!("file://{}", path.display()).parse::<Uri>() else {
+        return;
+    };
+    let params = lsp_types::ShowDocumentParams {
+        uri,
+        external: Some(false),
+        take_focus: Some(true),
+        selection: None,
+    };
+    let request = lsp_server::Request::new(
+        format!("regraft-show-{safe}").into(),
+        "window/showDocument".into(),
+        params,
+    );
+    let _ = sender.send(lsp_server::Message::Request(request));
+}
+
+/// Makes `dir` readable by its owner alone; whether it is.
+fn private(dir: &std::path::Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700)).is_ok()
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = dir;
+        true
+    }
+}

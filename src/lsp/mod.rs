@@ -66,14 +66,20 @@ pub fn serve() -> Result<(), LspError> {
             version: Some(env!("CARGO_PKG_VERSION").into()),
         }),
     };
-    let (id, _params) = connection
+    let (id, params) = connection
         .initialize_start()
         .map_err(|e| LspError(e.to_string()))?;
+    // A client that opens documents on request is shown a rule's diff in an editor.
+    let shows_documents = params
+        .pointer("/capabilities/window/showDocument/support")
+        .and_then(serde_json::Value::as_bool)
+        .unwrap_or(false);
     let result = serde_json::to_value(result).map_err(|e| LspError(e.to_string()))?;
     connection
         .initialize_finish(id, result)
         .map_err(|e| LspError(e.to_string()))?;
     let mut server = Server {
+        shows_documents: shows_documents.then(|| connection.sender.clone()),
         documents: HashMap::new(),
         jobs: jobs::Jobs::new(connection.sender.clone()),
         linter: coalesce::Linter::new(connection.sender.clone(), |uri, text| {
@@ -96,8 +102,7 @@ pub fn serve() -> Result<(), LspError> {
             Message::Notification(note) => {
                 // The protocol: `exit` before `shutdown` ends the server with exit code 1.
                 if note.method == "exit" {
-                    server.linter.finish();
-                    server.jobs.finish();
+                    server.finish();
                     drop(connection);
                     return Err(LspError("`exit` came before `shutdown`".into()));
                 }
@@ -108,9 +113,7 @@ pub fn serve() -> Result<(), LspError> {
             Message::Response(_) => {}
         }
     }
-    // Every job answers before the transport is flushed and closed.
-    server.linter.finish();
-    server.jobs.finish();
+    server.finish();
     drop(connection);
     io.join().map_err(|e| LspError(e.to_string()))
 }
@@ -131,12 +134,28 @@ const DIFF_BUDGET: Duration = Duration::from_secs(60);
 /// The open documents, by URI, the jobs surveying the project for them, and the worker that
 /// lints them.
 struct Server {
+    /// Where to ask the client to show a document (`window/showDocument`), if it can.
+    shows_documents: Option<crossbeam_channel::Sender<Message>>,
     documents: HashMap<Uri, String>,
     jobs: jobs::Jobs,
     linter: coalesce::Linter,
 }
 
 impl Server {
+    /// Stops the linter and every job (each answers first), and lets go of every handle on the
+    /// transport: its writer ends, and so the server, only once none is left.
+    fn finish(self) {
+        let Server {
+            shows_documents,
+            linter,
+            jobs,
+            ..
+        } = self;
+        drop(shows_documents);
+        linter.finish();
+        jobs.finish();
+    }
+
     /// The notifications a client notification calls for at once (a closed document's
     /// diagnostics cleared).
     fn notify(&mut self, note: Notification) -> Vec<Notification> {
@@ -275,7 +294,8 @@ impl Server {
     }
 
     /// `regraft.showDiff URI ID`: the diff of that rule alone over the configured targets, as
-    /// the command's result (a string), from a job.
+    /// the command's result (a string), from a job; a client that can show documents is also
+    /// asked to open it (a stock client shows no command's result).
     fn show_diff(&mut self, request: Request) -> Option<Response> {
         let id = request.id.clone();
         let null = || Some(Response::new_ok(id.clone(), serde_json::Value::Null));
@@ -296,15 +316,19 @@ impl Server {
         let Some(text) = self.documents.get(&uri).cloned() else {
             return null();
         };
+        let shows = self.shows_documents.clone();
         self.later(
             id,
             &request.method,
             uri.clone(),
             DIFF_BUDGET,
             move |budget| {
-                features::syntax(&uri, &text)
-                    .and_then(|syntax| lens::diff(&uri, &text, syntax, &rule, budget))
-                    .map_or(serde_json::Value::Null, serde_json::Value::String)
+                let diff = features::syntax(&uri, &text)
+                    .and_then(|syntax| lens::diff(&uri, &text, syntax, &rule, budget));
+                if let (Some(diff), Some(sender)) = (&diff, shows) {
+                    lens::show(&sender, &rule, diff);
+                }
+                diff.map_or(serde_json::Value::Null, serde_json::Value::String)
             },
         )
     }
