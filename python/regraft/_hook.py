@@ -222,7 +222,7 @@ class Hook(importlib.abc.MetaPathFinder):
 
 def install(rules: Any, packages: Sequence[str] = ("transformers",), *, phase: Optional[str] = None,
             versions: Optional[Mapping[str, str]] = None, cache: Optional[str] = None,
-            on_error: str = "raise", children: bool = False,
+            on_error: Optional[str] = None, children: bool = False,
             supports: Optional[Mapping[str, str]] = None, outside_support: str = "warn") -> Hook:
     """Patches the modules of ``packages`` as they are imported (modules imported before keep
     their code: import them after this, or ``importlib.reload`` them). ``cache`` is a folder
@@ -238,11 +238,19 @@ def install(rules: Any, packages: Sequence[str] = ("transformers",), *, phase: O
     them at the child's start, before its first import. Off by default: a child sees only
     what its parent asked for.
 
+    ``on_error`` (``"raise"`` unless given) is what a rule that fails on a module does:
+    raise, or ``"warn"`` and import the module with the other rules' edits. A hook carried into
+    a child (``children=True``) is one nobody there asked for: it warns unless the parent gave
+    ``on_error`` itself (a data-loader worker should not die of a drift the parent would have
+    raised at its own import).
+
     ``supports`` declares the package versions the rules were written for (``{"transformers":
     ">=4.46,<5.30"}``, PEP 440); where an installed version falls outside, ``outside_support``
     decides: ``"warn"`` (install, with a ``RuntimeWarning``), ``"skip"`` (warn and install
     nothing: a patcher never half-patches a release it does not know) or ``"error"`` (raise
     ``RegraftError``)."""
+    carried = on_error or "warn"
+    on_error = on_error or "raise"
     if outside_support not in ("warn", "skip", "error"):
         raise ValueError(f"outside_support must be 'warn', 'skip' or 'error', not {outside_support!r}")
     enabled = rules._enabled()
@@ -278,7 +286,7 @@ def install(rules: Any, packages: Sequence[str] = ("transformers",), *, phase: O
     if children:
         from . import _bootstrap
 
-        _bootstrap.export(rules, packages, phase, versions, cache, on_error)
+        _bootstrap.export(rules, packages, phase, versions, cache, carried)
         hook._exported = True
     sys.meta_path.insert(0, hook)
     return hook

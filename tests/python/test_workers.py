@@ -208,6 +208,20 @@ def test_grandchildren_get_the_hook_once_and_the_bootstrap_never_recurses(run):
     assert child["bootstrap"] == below["bootstrap"] != ""
 
 
+@pytest.mark.parametrize("given", [None, "raise", "warn"])
+def test_a_carried_hook_warns_unless_the_parent_said_otherwise(run, given):
+    argument = "" if given is None else f", on_error={given!r}"
+    got = run(f"""
+        hook = regraft.install(RULES, packages=["toymodels"], versions={{}}, children=True{argument})
+        probe_child = "import sys, json; print(json.dumps([h.on_error for h in sys.meta_path if type(h).__name__ == 'Hook']))"
+        import subprocess
+        out = subprocess.run([sys.executable, "-c", probe_child], capture_output=True, text=True, timeout=60)
+        print(json.dumps({{"parent": hook.on_error, "child": json.loads(out.stdout.strip().splitlines()[-1])}}))
+        """)
+    assert got["parent"] == (given or "raise")
+    assert got["child"] == [given or "warn"]
+
+
 def test_nothing_of_regraft_loads_where_the_bootstrap_is_not_asked_for(run):
     probe = "import sys; print(sorted(m for m in sys.modules if m.split('.')[0] == 'regraft'))"
     out = subprocess.run([sys.executable, "-c", probe], env=run.env, capture_output=True, text=True,
