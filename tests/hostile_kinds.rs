@@ -194,3 +194,27 @@ fn derive_class_copies_the_docstring_and_the_return_annotation_as_python_reads_t
     let out = run(DERIVE, "class Base:\n    f\"\"\"{COUNT.append(1)}\"\"\"\n    def __init__(self, a):\n        pass\n").unwrap();
     assert_eq!(out.matches("COUNT.append").count(), 1, "{out}");
 }
+
+#[test]
+fn what_a_rule_says_about_itself_is_precise() {
+    // A capture standing twice: `of` would rewrite one of its places.
+    let twice = rule_error("id: r\nmatch: 'foo($X, $X)'\naction: {replace: {of: $X, by: y}}\n");
+    assert!(words(&twice).contains("stands twice in `match`"), "{twice}");
+    // A rule overlapping itself is not "two rules".
+    let nested = "id: r\nmatch:\n  any:\n    - match: |\n        x = $A\n        y = $B\n      action: {replace: 'xy = ($A, $B)'}\n    - match: 'y = $B'\n      action: {replace: 'y = wrap($B)'}\nprovides: [wrap]\n";
+    let e = run(nested, "x = 1\ny = 2\n").unwrap_err();
+    assert!(e.contains("two matches of rule `r`"), "{e}");
+    // `explain` says where a site must stand.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("a.yaml"),
+        "id: a\nmatch: 'return $X'\nat: last\n",
+    )
+    .unwrap();
+    let out = crate::util::regraft(&["explain", "a.yaml"], dir.path());
+    assert!(
+        crate::util::text(&out.stdout).contains("at:          last"),
+        "{}",
+        crate::util::text(&out.stdout)
+    );
+}

@@ -61,6 +61,27 @@ pub(super) fn check_targets(
         if !fits {
             return Err(wrong_target(rule, action, needs, snippet));
         }
+        // `replace: {of: $X}` rewrites what one capture bound: a name standing twice in the
+        // pattern binds two places, of which it would rewrite one.
+        if let Some(of) = action.args.field("of").and_then(|o| o.snippet()) {
+            let name = of.text.trim_start_matches('$');
+            let twice = crate::pattern::meta::template_metavars(&snippet.text)
+                .map(|used| used.iter().filter(|(n, _)| n == name).count() > 1)
+                .unwrap_or(false);
+            if twice {
+                return Err(RuleError::new(
+                    RuleErrorKind::InvalidValue {
+                        key: "replace".into(),
+                        reason: format!(
+                            "`{}` stands twice in `match`: `of` rewrites what one capture bound, and the other would stay",
+                            of.text
+                        ),
+                    },
+                    &rule.origin.file,
+                    of.span.clone(),
+                ));
+            }
+        }
     }
     Ok(())
 }

@@ -76,10 +76,15 @@ pub enum PatchError {
     },
 
     /// Two edits overlap.
-    #[error("conflict: rule `{first}` and rule `{second}` edit overlapping code in {path}")]
+    #[error(
+        "conflict: {} edit overlapping code in {path}",
+        who_conflicts(first, second)
+    )]
     #[diagnostic(
         code(regraft::conflict),
-        help("narrow one rule's pattern or scope, or make one rule run in a later phase")
+        help(
+            "narrow one rule's pattern or scope (a rule whose match lies within another of its matches: `not_inside` that match), or make one rule run in a later phase"
+        )
     )]
     Conflict {
         /// The rule whose edit comes first.
@@ -339,5 +344,13 @@ impl PatchError {
             }
             PatchError::ImportClash { .. } | PatchError::ImportPlace { .. } => "import-clash",
         }
+    }
+}
+
+/// Who a conflict is between: two rules, or two matches of one.
+fn who_conflicts(first: &str, second: &str) -> String {
+    match first == second {
+        true => format!("two matches of rule `{first}`"),
+        false => format!("rule `{first}` and rule `{second}`"),
     }
 }

@@ -262,6 +262,14 @@ fn conditions(r: &crate::rules::model::Rule) -> String {
         let _ = writeln!(out, "  where:       ${} {}", name.value, parts.join(", "));
     }
     out.push_str(&when(&r.when));
+    if !r.at.is_empty() {
+        let places: Vec<&str> = r.at.iter().map(|p| p.name()).collect();
+        let _ = writeln!(
+            out,
+            "  at:          {} (a site elsewhere is no match)",
+            places.join(" and ")
+        );
+    }
     if r.ordered {
         let _ = writeln!(out, "  ordered:     keyword order matters");
     }
