@@ -73,6 +73,21 @@ impl Client {
         self.send(json!({"jsonrpc": "2.0", "method": method, "params": params}));
     }
 
+    /// Opens `uri` holding `text` (as YAML).
+    fn open(&mut self, uri: &str, text: &str) {
+        self.notify(
+            "textDocument/didOpen",
+            json!({"textDocument": {"uri": uri, "languageId": "yaml", "version": 1, "text": text}}),
+        );
+    }
+
+    /// Shuts the server down as a client does, and checks it exited cleanly.
+    fn end(mut self) {
+        assert_eq!(self.request("shutdown", Value::Null), Value::Null);
+        self.notify("exit", Value::Null);
+        assert!(self.child.wait().unwrap().success());
+    }
+
     /// The next `publishDiagnostics` for any document.
     fn diagnostics(&mut self) -> Vec<Value> {
         loop {
@@ -108,10 +123,7 @@ fn an_editor_session_over_stdio() {
     assert_eq!(init["capabilities"]["hoverProvider"], true);
     client.notify("initialized", json!({}));
 
-    client.notify(
-        "textDocument/didOpen",
-        json!({"textDocument": {"uri": uri, "languageId": "yaml", "version": 1, "text": BROKEN}}),
-    );
+    client.open(&uri, BROKEN);
     let found = client.diagnostics();
     let unknown = found
         .iter()
@@ -269,10 +281,7 @@ fn surveys_of_a_huge_tree_neither_block_the_loop_nor_run_on() {
     let mut client = Client::start();
     client.request("initialize", json!({"capabilities": {}}));
     client.notify("initialized", json!({}));
-    client.notify(
-        "textDocument/didOpen",
-        json!({"textDocument": {"uri": uri, "languageId": "yaml", "version": 1, "text": FIXED}}),
-    );
+    client.open(&uri, FIXED);
     client.diagnostics();
     let send = |client: &mut Client, id: i64, method: &str, params: Value| {
         client.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
@@ -322,9 +331,7 @@ fn surveys_of_a_huge_tree_neither_block_the_loop_nor_run_on() {
     assert!(text.contains("target file(s) within 2 s"), "{text}");
     assert!(text.contains(" of 3000 "), "{text}");
 
-    assert_eq!(client.request("shutdown", Value::Null), Value::Null);
-    client.notify("exit", Value::Null);
-    assert!(client.child.wait().unwrap().success());
+    client.end();
 }
 
 /// Typing: a burst of changes is linted once, after the last, and a completion asked in the
@@ -339,10 +346,7 @@ fn typing_is_coalesced_and_completion_answers_meanwhile() {
     assert_eq!(init["serverInfo"]["name"], "regraft");
     client.notify("initialized", json!({}));
     let two = "id: a\nmatch: \"f($A, $_)\"\naction: {replace: \"g($A)\"}\nexpect: 1\n---\nid: b\ninside:\n  loop: \"for $L in self.$LIST\"\nmatch: \"$L($X, self.$LIST, $_)\"\naction: {replace: \"$L($X)\"}\nexpect: 1\n";
-    client.notify(
-        "textDocument/didOpen",
-        json!({"textDocument": {"uri": uri, "languageId": "yaml", "version": 1, "text": two}}),
-    );
+    client.open(&uri, two);
     assert_eq!(client.diagnostics(), Vec::<Value>::new());
     // Nine keystrokes, each text broken but the last, then a completion at once.
     let mut version = 1;
@@ -399,9 +403,7 @@ fn typing_is_coalesced_and_completion_answers_meanwhile() {
     );
     let text = hover["contents"]["value"].as_str().unwrap();
     assert!(text.contains("bound on line 8: `loop:"), "{text}");
-    assert_eq!(client.request("shutdown", Value::Null), Value::Null);
-    client.notify("exit", Value::Null);
-    assert!(client.child.wait().unwrap().success());
+    client.end();
 }
 
 /// `regraft.showDiff` answers the diff and, to a client that can show documents, opens it:
@@ -423,10 +425,7 @@ fn show_diff_opens_the_diff_in_a_client_that_shows_documents() {
     let caps = json!({"capabilities": {"window": {"showDocument": {"support": true}}}});
     client.request("initialize", caps);
     client.notify("initialized", json!({}));
-    client.notify(
-        "textDocument/didOpen",
-        json!({"textDocument": {"uri": uri, "languageId": "yaml", "version": 1, "text": FIXED}}),
-    );
+    client.open(&uri, FIXED);
     let id = client.next_id;
     client.next_id += 1;
     client.send(
@@ -459,7 +458,5 @@ fn show_diff_opens_the_diff_in_a_client_that_shows_documents() {
             0o700
         );
     }
-    assert_eq!(client.request("shutdown", Value::Null), Value::Null);
-    client.notify("exit", Value::Null);
-    assert!(client.child.wait().unwrap().success());
+    client.end();
 }
