@@ -204,6 +204,13 @@ fn what_a_rule_says_about_itself_is_precise() {
     let nested = "id: r\nmatch:\n  any:\n    - match: |\n        x = $A\n        y = $B\n      action: {replace: 'xy = ($A, $B)'}\n    - match: 'y = $B'\n      action: {replace: 'y = wrap($B)'}\nprovides: [wrap]\n";
     let e = run(nested, "x = 1\ny = 2\n").unwrap_err();
     assert!(e.contains("two matches of rule `r`"), "{e}");
+    // A name some alternatives bind is said to be that, not "bound by no pattern".
+    let some =
+        rule_error("id: r\nmatch:\n  any: ['f($A, $B)', 'g($A)']\naction: {replace: 'h($B)'}\n");
+    assert!(
+        words(&some).contains("bound by only some alternatives"),
+        "{some}"
+    );
     // `explain` says where a site must stand.
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(

@@ -270,11 +270,21 @@ fn check_template(rule: &Rule, template: &Snippet, bound: &[&str]) -> Result<(),
     })?;
     for (name, range) in used {
         if !bound.contains(&name.as_str()) {
+            // Bound by some alternatives (or only where an optional statement stands): the
+            // template would have nothing to write at the other sites.
+            let somewhere = rule.patterns.iter().any(|p| {
+                template_metavars(&p.text).is_ok_and(|m| m.iter().any(|(n, _)| *n == name))
+            });
             let error = RuleError::new(
-                RuleErrorKind::UnboundMetavariable { name },
+                RuleErrorKind::UnboundMetavariable { name: name.clone() },
                 &rule.origin.file,
                 template.file_range(range),
             );
+            if somewhere {
+                return Err(error.with_help(format!(
+                    "`${name}` is bound by only some alternatives of `match`, or only where a `# optional` statement stands: a template writes what every site binds — give the alternatives that bind it an `action` of their own"
+                )));
+            }
             return Err(if bound.is_empty() {
                 error
             } else {
