@@ -225,3 +225,19 @@ fn what_a_rule_says_about_itself_is_precise() {
         crate::util::text(&out.stdout)
     );
 }
+
+#[test]
+fn a_multi_line_replacement_in_a_crlf_file_is_its_own_fixed_point() {
+    let rule = "id: r\nmatch: 'x = f($A)'\naction:\n  replace:\n    of: $A\n    by: |\n      g(\n          1,\n      )\nexpect: 1\n";
+    let out = run(
+        rule,
+        "class C:\r\n    def m(self):\r\n        x = f(\r\n            3\r\n        )\r\n",
+    )
+    .unwrap();
+    assert!(out.contains("g(\r\n"), "{out:?}");
+    assert_eq!(
+        out.replace("\r\n", "").matches('\n').count(),
+        0,
+        "no bare line feed: {out:?}"
+    );
+}

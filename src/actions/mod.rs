@@ -198,9 +198,13 @@ impl<'t> Site<'_, 't> {
 
     /// `edit`, unless it would leave the text as it is.
     fn changing(&self, edit: Option<Edit>) -> Vec<Edit> {
-        edit.filter(|e| self.source[e.range.clone()] != e.text)
-            .into_iter()
-            .collect()
+        // Edits are written with `\n`, and given the file's `\r\n` when it has them: text equal
+        // but for those is no change (else a CRLF file's own output reads as a new site).
+        let same = |e: &Edit| {
+            let there = &self.source[e.range.clone()];
+            there == e.text || (there.contains('\r') && there.replace("\r\n", "\n") == e.text)
+        };
+        edit.filter(|e| !same(e)).into_iter().collect()
     }
 }
 
