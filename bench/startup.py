@@ -1,9 +1,12 @@
 """Start-up cost of the import hook where users feel it (run by bench/families.sh; not in CI):
-`import transformers` and building N tiny models of bench/families.py, in a fresh interpreter
-each, without the hook, with it and no cache, with a cold cache and with a warm one. Prints CPU
-seconds (user + system, median of 3) and the ratio to the plain start.
+`import transformers` and building 1, 10 and 31 tiny models of bench/families.py, then
+importing every module the shipped pack edits, in a fresh interpreter each, without the hook,
+with it and no cache, with a cold cache and with a warm one. Prints CPU seconds (user +
+system, median of 3), the ratio to the plain start and whether it is within the budget (warm
+<= 1.05x, cold <= 1.5x); then what `regraft.patch` of every class of one large module
+(speecht5's) costs against one apply of the whole module.
 
-    python bench/startup.py [N]
+    python bench/startup.py [N ...]
 """
 
 import os
@@ -27,11 +30,17 @@ if mode != "plain":
     import regraft
     regraft.install(regraft.Rules.load({rules!r}), packages=("transformers",),
                     cache=cache if mode != "nocache" else None, on_error="warn")
+import importlib
 import transformers
 from families import build
 for family in families:
-    build(family)
+    if family.startswith("module:"):
+        importlib.import_module(family[len("module:"):])
+    else:
+        build(family)
 """
+
+BUDGET = {"warm": 1.05, "cold": 1.5}
 
 
 def cpu(mode, cache, families):
@@ -43,9 +52,29 @@ def cpu(mode, cache, families):
     return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
-def main():
-    n = int(sys.argv[1]) if len(sys.argv) > 1 else 10
-    families = list(FAMILIES)[:n]
+def edited_modules():
+    """The modules of the installed transformers that the shipped pack changes."""
+    import regraft
+    import transformers
+
+    rules = regraft.Rules.load(str(ROOT / "rules"))
+    root = pathlib.Path(transformers.__file__).parent
+    versions = {"transformers": transformers.__version__}
+    out = []
+    for path in sorted(root.glob("models/*/modeling_*.py")):
+        if "_tf_" in path.name or "_flax_" in path.name:
+            continue
+        text = path.read_text(encoding="utf-8")
+        relative = path.relative_to(root.parent).as_posix()
+        try:
+            if rules.apply(text, relative, versions=versions) != text:
+                out.append("module:" + relative[:-3].replace("/", "."))
+        except regraft.RegraftError:
+            pass
+    return out
+
+
+def startup(label, families):
     cpu("plain", "", families)  # warm the bytecode caches of transformers itself
     results = {m: [] for m in ("plain", "nocache", "cold", "warm")}
     for _ in range(3):
@@ -57,10 +86,51 @@ def main():
         results["warm"].append(cpu("warm", cache, families))
         shutil.rmtree(cache)
     plain = statistics.median(results["plain"])
-    print(f"import transformers + {n} models, CPU s (median of 3):")
+    print(f"import transformers + {label}, CPU s (median of 3):")
     for mode, times in results.items():
         t = statistics.median(times)
-        print(f"  {mode:8} {t:6.2f} s  {t / plain:5.2f}x")
+        budget = BUDGET.get(mode)
+        verdict = "" if budget is None else ("  within budget" if t / plain <= budget else f"  OVER the {budget}x budget")
+        print(f"  {mode:8} {t:6.2f} s  {t / plain:5.2f}x{verdict}")
+
+
+def patch_every_class():
+    """`regraft.patch` of each class of speecht5's modeling module against one apply of it."""
+    import inspect
+    import time
+
+    import regraft
+    import transformers
+    import transformers.models.speecht5.modeling_speecht5 as module
+
+    rules = regraft.Rules.load(str(ROOT / "rules"))
+    classes = [c for c in vars(module).values() if inspect.isclass(c) and c.__module__ == module.__name__]
+    start = time.process_time()
+    handles = []
+    for cls in classes:
+        try:
+            handles.append(regraft.patch(cls, rules))
+        except regraft.RegraftError:
+            pass
+    each = time.process_time() - start
+    for handle in handles:
+        handle.revert()
+    text = pathlib.Path(module.__file__).read_text(encoding="utf-8")
+    start = time.process_time()
+    rules.apply(text, "transformers/models/speecht5/modeling_speecht5.py",
+                versions={"transformers": transformers.__version__})
+    once = time.process_time() - start
+    print(f"patch every class of speecht5 ({len(classes)}): {each:.2f} s CPU; one apply of the "
+          f"module: {once:.2f} s ({each / once:.1f}x)")
+
+
+def main():
+    counts = [int(a) for a in sys.argv[1:]] or [1, 10, 31]
+    for n in counts:
+        startup(f"{n} models", list(FAMILIES)[:n])
+    modules = edited_modules()
+    startup(f"the {len(modules)} modules the pack edits", modules)
+    patch_every_class()
 
 
 if __name__ == "__main__":
