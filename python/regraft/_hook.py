@@ -284,9 +284,9 @@ def install(rules: Any, packages: Sequence[str] = ("transformers",), *, phase: O
         if outside_support == "skip":
             return hook
     if children:
-        from . import _bootstrap
+        from . import _carry
 
-        _bootstrap.export(rules, packages, phase, versions, cache, carried)
+        _carry.export(rules, packages, phase, versions, cache, carried)
         hook._exported = True
     sys.meta_path.insert(0, hook)
     return hook
@@ -346,9 +346,9 @@ def uninstall(hook: Hook, *, reload: bool = False) -> List[str]:
     if hook in sys.meta_path:
         sys.meta_path.remove(hook)
     if getattr(hook, "_exported", False):
-        from . import _bootstrap
+        from . import _carry
 
-        _bootstrap.withdraw()
+        _carry.withdraw()
         hook._exported = False
     reloaded: List[str] = []
     if reload:

@@ -20,6 +20,16 @@ from importlib import metadata
 from pathlib import Path, PurePosixPath
 from typing import Dict, List, Optional, Tuple
 
+
+@dataclass
+class Outcome:
+    """What an item reports: ``passed``, ``failed``, ``skipped`` or ``warned`` (passed, with a
+    warning), and the text that goes with it."""
+
+    status: str
+    text: str = ""
+
+
 _DISTRIBUTIONS: Optional[Dict[str, metadata.Distribution]] = None
 _EXPLAIN_LINES = 120
 
@@ -119,8 +129,6 @@ class Survey:
 
     def outcome(self, rule, cli, rule_paths: List[str]):
         """The item's outcome for ``rule`` from its row."""
-        from ._pytest_pack import Outcome
-
         if self.error is not None:
             return Outcome("failed", self.error)
         row = self.rows.get(rule.uid)

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from . import _installed
+from ._installed import Outcome
 
 RULE_SUFFIXES = (".yaml", ".yml", ".graft")
 
@@ -59,13 +60,6 @@ class RuleFile:
     error: Optional[str] = None
 
 
-@dataclass
-class Outcome:
-    """What an item reports: ``passed``, ``failed``, ``skipped`` or ``warned`` (passed, with a
-    warning), and the text that goes with it."""
-
-    status: str
-    text: str = ""
 
 
 def rule_files(root: Path) -> List[Path]:

@@ -203,6 +203,10 @@ def _class_index(filename: str, module_lines: List[str]) -> Dict[str, int]:
     known = _CLASS_LINES.get(filename)
     if known is not None and known[0] is module_lines:
         return known[1]
+    # Installing a patch gives the module a new text; one of as many lines (patches keep line
+    # numbers) mostly keeps every class where it was: the caller checks the line it is given.
+    if known is not None and len(known[0]) == len(module_lines):
+        return known[1]
     index: Dict[str, int] = {}
 
     def walk(node: ast.AST, stack: List[str]) -> None:
@@ -225,6 +229,26 @@ def _class_index(filename: str, module_lines: List[str]) -> Dict[str, int]:
     return index
 
 
+def _starts_class(lines: List[str], start: int, name: str) -> bool:
+    """Whether the class ``name`` starts at line ``start`` (0-based; at its decorators, which
+    may span lines)."""
+    if start >= len(lines):
+        return False
+    margin = len(lines[start]) - len(lines[start].lstrip())
+    for line in lines[start:start + 200]:
+        text = line.strip()
+        indent = len(line) - len(line.lstrip())
+        if not text or text.startswith("#") or indent > margin or text.startswith((")", "]", "}")):
+            continue
+        if indent < margin:
+            return False
+        if text.startswith("@"):
+            continue
+        rest = text[len("class"):] if text.startswith("class") else ""
+        return rest[:1] in (" ", "\t") and re.match(r"\s*" + re.escape(name) + r"\b", rest) is not None
+    return False
+
+
 def lines_of(unit: Any, filename: str) -> Tuple[List[str], int]:
     """``inspect.getsourcelines(unit)``, remembered for a class while its module's linecache
     text is the same list, and found from one parse of the module for all its classes (see
@@ -240,6 +264,9 @@ def lines_of(unit: Any, filename: str) -> Tuple[List[str], int]:
     if known is not None and known[0] is module_lines:
         return known[1], known[2]
     start = None if sys.version_info >= (3, 13) else _class_index(filename, module_lines).get(unit.__qualname__)
+    if start is not None and not _starts_class(module_lines, start, unit.__name__):
+        _CLASS_LINES.pop(filename, None)
+        start = _class_index(filename, module_lines).get(unit.__qualname__)
     if start is not None and module_lines:
         found, first = inspect.getblock(module_lines[start:]), start + 1
     else:

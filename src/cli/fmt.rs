@@ -60,7 +60,7 @@ pub(super) fn run(args: FmtArgs) -> Result<u8, Error> {
         let rules = rules::load_file(file)?;
         let Some(first) = rules.first() else { continue };
         let original = first.origin.file.text().to_string();
-        let output = write::render(&rules, Syntax::of(file).unwrap_or(Syntax::Yaml));
+        let output = write::render_in_place(&rules, Syntax::of(file).unwrap_or(Syntax::Yaml));
         if output == original {
             continue;
         }

@@ -493,9 +493,20 @@ pub fn dropped_comment(original: &str, output: &str) -> Option<std::ops::Range<u
     None
 }
 
-/// Rules of one file in `syntax`, each with the comment lines that stood above it: what `fmt`
-/// writes.
+/// Rules of one file in `syntax`, each with the comment lines that stood above it, in the
+/// canonical text: what `fmt --to` writes (a conversion, which the author's YAML style cannot
+/// survive in the DSL and should not differ by in YAML).
 pub fn render(rules: &[Rule], syntax: super::Syntax) -> String {
+    rendered(rules, syntax, false)
+}
+
+/// What `fmt FILE` writes back: [`render`], except that a YAML key whose value the author
+/// wrote as the canonical content keeps the author's text.
+pub fn render_in_place(rules: &[Rule], syntax: super::Syntax) -> String {
+    rendered(rules, syntax, true)
+}
+
+fn rendered(rules: &[Rule], syntax: super::Syntax, as_written: bool) -> String {
     let with_comments: Vec<_> = rules
         .iter()
         .map(|r| {
@@ -504,7 +515,8 @@ pub fn render(rules: &[Rule], syntax: super::Syntax) -> String {
         })
         .collect();
     match syntax {
-        super::Syntax::Yaml => to_yaml_as_written(&with_comments),
+        super::Syntax::Yaml if as_written => to_yaml_as_written(&with_comments),
+        super::Syntax::Yaml => to_yaml(&with_comments),
         super::Syntax::Dsl => to_dsl(&with_comments),
     }
 }
