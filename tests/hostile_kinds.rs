@@ -42,6 +42,21 @@ fn what_replaces_a_capture_stands_there_as_the_capture_did() {
         run(&of("log(f\"{$X}\")", "y := 7"), "log(f\"{x}\")\n").unwrap(),
         "log(f\"{(y := 7)}\")\n"
     );
+    // One element stays one element, one argument one argument: two are refused.
+    for (pattern, source) in [("xs = [$X, 0]", "xs = [c, 0]\n"), ("g($X, 0)", "g(c, 0)\n")] {
+        let e = run(&of(pattern, "a, b"), source).unwrap_err();
+        assert!(e.contains("not one expression"), "{pattern}: {e}");
+    }
+    assert_eq!(
+        run(&of("xs = [$X, 0]", "(a, b)"), "xs = [c, 0]\n").unwrap(),
+        "xs = [(a, b), 0]\n"
+    );
+    // A template's capture in an f-string field is parenthesized as CPython needs it too.
+    let field = "id: r\nmatch: 'log($X)'\naction: {replace: 'log(f\"{$X}\")'}\n";
+    assert_eq!(
+        run(field, "log(y := 7)\n").unwrap(),
+        "log(f\"{(y := 7)}\")\n"
+    );
     // Where any expression may stand, no parentheses are added.
     assert_eq!(
         run(&of("g(k=$X)", "a and b"), "g(k=c)\n").unwrap(),

@@ -50,7 +50,25 @@ pub(super) fn replace_capture(
         node_indent(site.source, first),
     );
     let text = text.trim_end_matches(['\n', '\r']).to_string();
-    let text = fitted(text, &nodes, range.clone())?;
+    let (mut text, expression) = fitted(text, &nodes, range.clone())?;
+    // One expression is parenthesized where the code around it would bind its operators, as a
+    // template's captures are: judged on the match with it in place.
+    if expression {
+        let whole = site.range();
+        let filled = format!(
+            "{}{text}{}",
+            &site.source[whole.start..range.start],
+            &site.source[range.end..whole.end]
+        );
+        let at = range.start - whole.start..range.start - whole.start + text.len();
+        if crate::pattern::template::needs_wrapping(
+            &filled,
+            at,
+            node_indent(site.source, site.node),
+        ) {
+            text = format!("({text})");
+        }
+    }
     // A comment ending the last replaced line spoke of the replaced code: it goes above the
     // statement with the others, not onto the new code.
     let trailing = std::iter::successors(last.next_sibling(), |n| n.next_sibling())
@@ -111,50 +129,6 @@ const NOT_EXPRESSIONS: &[&str] = &[
     "interpolation",
 ];
 
-/// Expression kinds that bind tighter than any operator: written anywhere as they are.
-const ATOMS: &[&str] = &[
-    "identifier",
-    "attribute",
-    "call",
-    "subscript",
-    "string",
-    "concatenated_string",
-    "integer",
-    "float",
-    "true",
-    "false",
-    "none",
-    "ellipsis",
-    "parenthesized_expression",
-    "list",
-    "dictionary",
-    "set",
-    "tuple",
-    "list_comprehension",
-    "dictionary_comprehension",
-    "set_comprehension",
-    "generator_expression",
-];
-
-/// Where any expression may stand (a keyword's value, an assignment's right side, an
-/// element): only a bare tuple, `:=` or `yield` needs parentheses there.
-const LOOSE: &[&str] = &[
-    "keyword_argument",
-    "assignment",
-    "augmented_assignment",
-    "return_statement",
-    "expression_statement",
-    "pair",
-    "parenthesized_expression",
-    "argument_list",
-    "list",
-    "set",
-    "tuple",
-    "subscript",
-    "default_parameter",
-    "typed_default_parameter",
-];
-
 /// How what replaces a capture among others (under `parent`) is read to check it: the text
 /// around it, and what it must be. `None`: one expression, checked as such.
 fn surroundings(parent: &str, count: usize) -> Option<(&'static str, &'static str, &'static str)> {
@@ -170,14 +144,14 @@ fn surroundings(parent: &str, count: usize) -> Option<(&'static str, &'static st
     }
 }
 
-/// `text` (what `by` wrote) checked to be what the capture was, and parenthesized where it is
-/// one expression whose operators would bind with the code around it (`$X * 2` with `a + b`
-/// is `(a + b) * 2`, as a whole-match template writes it).
+/// `text` (what `by` wrote) checked to be what the capture was: statements, a run of
+/// arguments, parameters or elements where it stands among those, else one expression — and
+/// whether it is that one expression (which its caller parenthesizes where needed).
 fn fitted(
     text: String,
     nodes: &[Node<'_>],
     range: std::ops::Range<usize>,
-) -> Result<String, ActionFailure> {
+) -> Result<(String, bool), ActionFailure> {
     let refuse = |what: &str| {
         Err(ActionFailure::at(
             range.clone(),
@@ -189,41 +163,32 @@ fn fitted(
         .first()
         .and_then(|n| n.parent())
         .map_or("", |p| p.kind());
-    // Where several nodes (or a node among others of a list) are replaced, `by` must read as
-    // what stands there: statements, arguments, parameters, elements.
-    let wrapper = surroundings(parent, nodes.len());
-    if let Some((open, close, what)) = wrapper {
-        let whole = crate::python::parse(&format!("{open}{text}{close}"));
-        if whole.root_node().has_error() {
-            return refuse(what);
+    let kind = nodes.first().map_or("", |n| n.kind());
+    let one_expression = nodes.len() == 1
+        && !NOT_EXPRESSIONS.contains(&kind)
+        && !matches!(
+            parent,
+            "block" | "module" | "parameters" | "lambda_parameters"
+        );
+    if !one_expression {
+        // Several nodes, a statement, a parameter: `by` must read as what stands there.
+        if let Some((open, close, what)) = surroundings(parent, nodes.len()) {
+            let whole = crate::python::parse(&format!("{open}{text}{close}"));
+            if whole.root_node().has_error() {
+                return refuse(what);
+            }
         }
-        // One argument, element or statement in place of one: an expression among others
-        // keeps its own precedence (a comma binds loosest).
-        if nodes.len() > 1 || parent != "argument_list" {
-            return Ok(text);
-        }
+        return Ok((text, false));
     }
     let tree = crate::python::parse(&text);
     let root = tree.root_node();
-    let kind = nodes.first().map_or("", |n| n.kind());
-    if NOT_EXPRESSIONS.contains(&kind) {
-        return Ok(text);
-    }
     let expression = (root.named_child_count() == 1)
         .then(|| root.named_child(0))
         .flatten()
         .filter(|s| s.kind() == "expression_statement" && s.named_child_count() == 1)
-        .and_then(|s| s.named_child(0))
         .filter(|_| !root.has_error());
-    // Where any expression may stand (a keyword's value, an assignment's right side, an
-    // element), only a bare tuple, `:=` or `yield` needs parentheses; beside operators, all
-    // but atoms do.
-    let loose = LOOSE.contains(&parent);
-    let needs_own = |kind: &str| matches!(kind, "expression_list" | "named_expression" | "yield");
     match expression {
         None => refuse("one expression"),
-        Some(e) if loose && !needs_own(e.kind()) => Ok(text),
-        Some(e) if ATOMS.contains(&e.kind()) => Ok(text),
-        Some(_) => Ok(format!("({text})")),
+        Some(_) => Ok((text, true)),
     }
 }

@@ -146,6 +146,25 @@ fn as_block(out: &str, indent: &str) -> (String, usize) {
     (format!("{prefix}{out}\n"), prefix.len())
 }
 
+/// Whether code put at `at` in `out` (which stands at `indent`) must be parenthesized to be
+/// read there as one node: the judgement a template makes for its captures, for code put in
+/// place otherwise (`replace: {of, by}`).
+pub fn needs_wrapping(out: &str, at: std::ops::Range<usize>, indent: &str) -> bool {
+    match needs_parentheses(out, &[(0, at.clone())], indent) {
+        Wrap::None => false,
+        Wrap::These(_) => true,
+        Wrap::AllIfItHelps(_) => {
+            let wrapped = format!(
+                "{}({}){}",
+                &out[..at.start],
+                &out[at.clone()],
+                &out[at.end..]
+            );
+            parses(&wrapped, indent)
+        }
+    }
+}
+
 /// Whether both tree-sitter and CPython's grammar read `out`.
 fn parses(out: &str, indent: &str) -> bool {
     let (text, _) = as_block(out, indent);
@@ -186,7 +205,13 @@ fn needs_parentheses(out: &str, placed: &[Placed], indent: &str) -> Wrap {
                 n.kind() == "boolean_operator"
                     && n.parent().is_some_and(|p| p.kind() == "boolean_operator")
             };
-            node.is_none_or(|n| n.byte_range() != wanted || flattened(n))
+            // In an f-string's field CPython reads a top-level `:` as the format spec (tree-
+            // sitter reads `{y := 7}` as a walrus, CPython as `y` formatted by `= 7`).
+            let spec_colon = |n: tree_sitter::Node<'_>| {
+                matches!(n.kind(), "named_expression" | "lambda")
+                    && n.parent().is_some_and(|p| p.kind() == "interpolation")
+            };
+            node.is_none_or(|n| n.byte_range() != wanted || flattened(n) || spec_colon(n))
         })
         .map(|(piece, _)| *piece)
         .collect();
