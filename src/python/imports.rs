@@ -187,7 +187,7 @@ fn header(root: Node<'_>, text: &str) -> (usize, Vec<(String, String)>) {
 
 /// Whether an expression statement is a docstring's: a string, strings concatenated, or one in
 /// parentheses.
-fn is_docstring(statement: Node<'_>) -> bool {
+pub fn is_docstring(statement: Node<'_>) -> bool {
     let mut node = statement.named_child(0);
     while let Some(n) = node.filter(|n| n.kind() == "parenthesized_expression") {
         node = n.named_child(0);

@@ -62,8 +62,15 @@ pub(super) fn class_is_what_runs(
     let base = class
         .child_by_field_name("name")
         .map_or("", |n| text(source, n));
-    let last = super::super::outline::checks::top_level_binding(root, base, source);
-    if last.is_some_and(|l| l != statement) || declared_global(root, base, source) {
+    // Any other binding of the name after the class (or in a function, which runs later).
+    let own = class.child_by_field_name("name");
+    let in_function = |n: Node<'_>| {
+        std::iter::successors(n.parent(), |p| p.parent()).any(|p| p.kind() == "function_definition")
+    };
+    let rebound = crate::python::names::module_binding_sites(root, source, base)
+        .into_iter()
+        .any(|n| Some(n) != own && (n.start_byte() > statement.start_byte() || in_function(n)));
+    if rebound {
         return Err(refuse(
             class,
             "this class",
@@ -105,25 +112,6 @@ fn other_init<'t>(body: Node<'t>, def: Node<'t>, source: &str) -> Option<Node<'t
         }
     }
     None
-}
-
-/// Whether a `global NAME` statement anywhere lets a function rebind `name`.
-pub(super) fn declared_global(root: Node<'_>, name: &str, source: &str) -> bool {
-    let mut stack = vec![root];
-    while let Some(n) = stack.pop() {
-        if n.kind() == "global_statement" {
-            let mut cursor = n.walk();
-            if n.named_children(&mut cursor)
-                .any(|i| text(source, i) == name)
-            {
-                return true;
-            }
-            continue;
-        }
-        let mut cursor = n.walk();
-        stack.extend(n.named_children(&mut cursor));
-    }
-    false
 }
 
 /// The copied signature means what it meant: a first parameter taking the instance, no
@@ -281,12 +269,16 @@ pub(super) fn suspends_in(node: Node<'_>) -> bool {
     false
 }
 
-/// Whether a string literal's text is an f-string (its prefix holds `f`), of which Python
-/// makes no docstring.
-pub(super) fn is_fstring(literal: &str) -> bool {
-    let prefix: String = literal
-        .chars()
-        .take_while(|c| c.is_ascii_alphabetic())
-        .collect();
-    prefix.contains(['f', 'F'])
+/// Whether any string piece of `node` is an f-string (its prefix holds `f`): Python makes no
+/// docstring of one.
+pub(super) fn is_fstring(node: Node<'_>, source: &str) -> bool {
+    let mut stack = vec![node];
+    while let Some(n) = stack.pop() {
+        if n.kind() == "string_start" && source[n.byte_range()].contains(['f', 'F']) {
+            return true;
+        }
+        let mut cursor = n.walk();
+        stack.extend(n.children(&mut cursor));
+    }
+    false
 }

@@ -194,8 +194,8 @@ impl ActionUnit for DeriveClass {
 }
 
 /// Whether the class `name` already stands in the module as generated (applied); refused
-/// where the name would shadow a builtin, is a global a function rebinds, is bound to
-/// something else, or is derived twice in this file.
+/// where the name would shadow a builtin, is bound to something else (at module level or by
+/// a function's `global`), or is derived twice in this file.
 fn name_is_taken(
     name: &str,
     generated: &str,
@@ -203,15 +203,16 @@ fn name_is_taken(
     site: &Site<'_, '_>,
     signatures: &Signatures,
 ) -> Result<bool, ActionFailure> {
-    if crate::python::names::is_builtin(name)
-        || checks::declared_global(site.root, name, site.source)
-    {
-        return Err(ActionFailure::at(
+    let shadowed = || {
+        Err(ActionFailure::at(
             class.byte_range(),
             "this class",
-            format!("`{name}` names a builtin or a global a function rebinds: a class of that name would change what other code reads"),
+            format!("`{name}` names a builtin or a global the module binds elsewhere (a function's `global`, a loop, a `with`): a class of that name would change what other code reads"),
         )
-        .help("give `derive_class` another `name`"));
+        .help("give `derive_class` another `name`"))
+    };
+    if crate::python::names::is_builtin(name) {
+        return shadowed();
     }
     if let Some(existing) = top_level_binding(site.root, name, site.source) {
         if super::same_code(&[existing], site.source, generated) {
@@ -223,6 +224,9 @@ fn name_is_taken(
             format!("the module already binds `{name}`, to something else than the class this rule derives"),
         )
         .help("give `derive_class` another `name`"));
+    }
+    if !crate::python::names::module_binding_sites(site.root, site.source, name).is_empty() {
+        return shadowed();
     }
     if let Some(other) = signatures.introduced.get(name) {
         return Err(ActionFailure::at(
@@ -344,22 +348,13 @@ fn copied_signature(
 /// The class's docstring as written: a string first in its body (`("a " "b")` too; an f-string
 /// is none: Python runs it and sets no `__doc__`).
 fn docstring<'s>(class: Node<'_>, source: &'s str) -> Option<&'s str> {
-    let text = |n: Node<'_>| &source[n.byte_range()];
-    class
-        .child_by_field_name("body")
-        .and_then(|b| significant_children(b).first().copied())
-        .filter(|s| s.kind() == "expression_statement" && s.named_child_count() == 1)
-        .and_then(|s| s.named_child(0))
-        // `("doc one " "doc two")` is a docstring too.
-        .filter(|s| {
-            let inner = match s.kind() {
-                "parenthesized_expression" if s.named_child_count() == 1 => s.named_child(0),
-                _ => Some(*s),
-            };
-            inner.is_some_and(|i| matches!(i.kind(), "string" | "concatenated_string"))
-        })
-        .filter(|s| !checks::is_fstring(text(*s)))
-        .map(text)
+    let first = *significant_children(class.child_by_field_name("body")?).first()?;
+    let doc = first.named_child(0)?;
+    let is_doc = first.kind() == "expression_statement"
+        && first.named_child_count() == 1
+        && crate::python::imports::is_docstring(first)
+        && !checks::is_fstring(doc, source);
+    is_doc.then(|| &source[doc.byte_range()])
 }
 
 /// The method's parameters as written (comments left out), one line each when they do not fit one, with
