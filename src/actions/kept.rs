@@ -5,8 +5,9 @@ use std::ops::Range;
 
 use tree_sitter::Node;
 
-use super::{Site, enclosing_statement};
+use super::Site;
 use crate::edit::Edit;
+use crate::python::enclosing_statement;
 use crate::python::node_indent;
 
 /// `edit`, replacing the match, and the comments in the match that `template` does not account

@@ -208,37 +208,6 @@ impl<'t> Site<'_, 't> {
     }
 }
 
-/// The statement holding `node`: the node itself or the ancestor that stands in a block.
-fn enclosing_statement<'t>(root: Node<'t>, node: Node<'t>) -> Node<'t> {
-    let mut statement = node;
-    let mut in_block = false;
-    for n in crate::python::descent(root, node).chain([node]) {
-        if in_block {
-            statement = n;
-            // Below a simple statement there is no block: it is the one (and the descent stops
-            // at the top of an expression, however deeply nested).
-            if !COMPOUND.contains(&n.kind()) {
-                break;
-            }
-        }
-        in_block = matches!(n.kind(), "block" | "module");
-    }
-    statement
-}
-
-/// The statements that hold blocks: below any other statement, no statement stands.
-const COMPOUND: &[&str] = &[
-    "if_statement",
-    "for_statement",
-    "while_statement",
-    "try_statement",
-    "with_statement",
-    "match_statement",
-    "function_definition",
-    "class_definition",
-    "decorated_definition",
-];
-
 /// The statements of the block holding `statement`, and its position among them.
 fn siblings_of(statement: Node<'_>) -> (Vec<Node<'_>>, usize) {
     let Some(parent) = statement.parent() else {

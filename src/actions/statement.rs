@@ -8,11 +8,11 @@ use tree_sitter::Node;
 use super::kept::{inner_comment_nodes, with_comments_kept};
 use super::{
     ActionFailure, ActionUnit, AppliedShape, Facts, Needs, Signatures, Site,
-    after_trailing_comment, enclosing_statement, register_action, same_code, siblings_of,
-    statement_count,
+    after_trailing_comment, register_action, same_code, siblings_of, statement_count,
 };
 use crate::edit::Edit;
 use crate::pattern::template::substitute;
+use crate::python::enclosing_statement;
 use crate::python::node_indent;
 use crate::rules::action::{ActionSpec, Arg, ArgReader};
 use crate::rules::error::RuleError;

@@ -57,7 +57,7 @@ pub(super) fn applied_sites<'t>(
         // patch of this rule's.
         let site = seeds.into_iter().find_map(|mut bindings| {
             let last = matcher.matches_at(&applied.root, node, &mut bindings)?;
-            (super::site::stands_at(rule, node, last)
+            (super::site::stands_at(rule, root, node, last)
                 && super::site::constraints_hold(rule, &bindings, text, matcher, true))
             .then_some((last, bindings))
         });

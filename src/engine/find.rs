@@ -310,7 +310,7 @@ fn match_at<'t>(
     let seeds = scope::scope_bindings(rule, root, node, text, matcher, cache).ok()?;
     let unseeded = seeds.len() == 1 && seeds[0].is_empty();
     let found = |last: Node<'t>, bindings: Bindings<'t>| {
-        if !super::site::stands_at(rule, node, last)
+        if !super::site::stands_at(rule, root, node, last)
             || !super::site::constraints_hold(rule, &bindings, text, matcher, false)
             || !scoped_probes_hold(rule, root, node, &bindings, matcher)
         {

@@ -9,19 +9,18 @@ use crate::pattern::matcher::{Bindings, Capture, Matcher};
 /// Whether the match from `node` to `last` stands where the rule's `at` asks: its statement at
 /// module level (`top_level`), its last statement the last of its block (`last`; comments
 /// after it do not count).
-pub(super) fn stands_at<'t>(rule: &CompiledRule, node: Node<'t>, last: Node<'t>) -> bool {
+pub(super) fn stands_at<'t>(
+    rule: &CompiledRule,
+    root: Node<'t>,
+    node: Node<'t>,
+    last: Node<'t>,
+) -> bool {
     use crate::rules::model::Position;
-    // The statement holding `n`: the node below a block or the module (a decorated
-    // definition, not the `def` under its decorators).
-    fn statement(mut n: Node<'_>) -> Option<(Node<'_>, Node<'_>)> {
-        while let Some(parent) = n.parent() {
-            if matches!(parent.kind(), "block" | "module") {
-                return Some((n, parent));
-            }
-            n = parent;
-        }
-        None
-    }
+    // The statement holding `n` and the block (or module) it stands in.
+    let statement = |n: Node<'t>| {
+        let s = crate::python::enclosing_statement(root, n);
+        s.parent().map(|p| (s, p))
+    };
     rule.rule.at.iter().all(|position| match position {
         Position::TopLevel => statement(node).is_some_and(|(_, p)| p.kind() == "module"),
         // A `;` ending the line is no statement.

@@ -357,7 +357,7 @@ fn plan_edits(
     let broken = m
         .bindings
         .named()
-        .find(|(n, c)| reads(n) && !c.is_contiguous());
+        .find(|(n, c)| !c.is_contiguous() && reads(n));
     if let Some((name, capture)) = broken {
         return Err(ActionFailure {
             reason: format!(

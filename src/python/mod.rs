@@ -284,6 +284,37 @@ pub fn significant_children<'t>(node: Node<'t>) -> Vec<Node<'t>> {
         .collect()
 }
 
+/// The statement holding `node`: the node itself or the ancestor that stands in a block.
+pub fn enclosing_statement<'t>(root: Node<'t>, node: Node<'t>) -> Node<'t> {
+    let mut statement = node;
+    let mut in_block = false;
+    for n in descent(root, node).chain([node]) {
+        if in_block {
+            statement = n;
+            // Below a simple statement there is no block: it is the one (and the descent stops
+            // at the top of an expression, however deeply nested).
+            if !COMPOUND.contains(&n.kind()) {
+                break;
+            }
+        }
+        in_block = matches!(n.kind(), "block" | "module");
+    }
+    statement
+}
+
+/// The statements that hold blocks: below any other statement, no statement stands.
+const COMPOUND: &[&str] = &[
+    "if_statement",
+    "for_statement",
+    "while_statement",
+    "try_statement",
+    "with_statement",
+    "match_statement",
+    "function_definition",
+    "class_definition",
+    "decorated_definition",
+];
+
 /// The nodes from `root` down towards `node`, outermost first, `node` itself left out: one
 /// descent, where climbing with tree-sitter's `Node::parent` (which searches from the root on
 /// every call) would cost the depth squared. Callers that need only the top part stop early.
