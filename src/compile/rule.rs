@@ -353,7 +353,7 @@ pub(crate) fn writes(guard: &Pattern, template: &str) -> bool {
         return false;
     };
     let tree = crate::python::parse(&encoded.text);
-    Matcher::new(&encoded.text).occurs_in(&guard.root, tree.root_node(), &Bindings::default())
+    Matcher::new(&encoded.text).occurs_in(guard, tree.root_node(), &Bindings::default())
 }
 
 /// The `has` and `lacks` patterns of `inside.KEY`, compiled.

@@ -387,7 +387,7 @@ fn guarded<'t>(
     if let Some(unless) = &rule.unless
         && run(node, last)
             .into_iter()
-            .any(|n| matcher.occurs_in(&unless.root, n, bindings))
+            .any(|n| matcher.occurs_in(unless, n, bindings))
     {
         return true;
     }
@@ -423,7 +423,7 @@ fn scoped_probes_hold<'t>(
     else {
         return false;
     };
-    let occurs = |p: &crate::pattern::Pattern| matcher.occurs_in(&p.root, enclosing, bindings);
+    let occurs = |p: &crate::pattern::Pattern| matcher.occurs_in(p, enclosing, bindings);
     rule.when_has.as_ref().is_none_or(occurs) && !rule.when_lacks.as_ref().is_some_and(occurs)
 }
 

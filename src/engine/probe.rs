@@ -27,7 +27,7 @@ pub(crate) fn probe(rule: &CompiledRule, text: &str, root: Option<Node<'_>>) -> 
         return Ok(());
     };
     let matcher = Matcher::new(text);
-    let found = |pattern: &Pattern| matcher.occurs_in(&pattern.root, root, &Bindings::default());
+    let found = |pattern: &Pattern| matcher.occurs_in(pattern, root, &Bindings::default());
 
     if let Some(p) = &rule.when_has
         && !found(p)

@@ -224,15 +224,7 @@ pub fn scope_seeds<'t>(
     }
     let mut seeds = match &patterns.has {
         Some(has) => {
-            // Every occurrence holds the pattern's literals: a definition whose text lacks one
-            // (most classes, for `self.$L = nn.ModuleList(...)`) needs no walk of its tree.
-            let text = source.as_bytes().get(def.byte_range()).unwrap_or_default();
-            let absent = |l: &String| memchr::memmem::find(text, l.as_bytes()).is_none();
-            let found = if has.literals.iter().any(absent) {
-                Vec::new()
-            } else {
-                matcher.occurrences(&has.root, def, seed, MAX_SEEDS)
-            };
+            let found = matcher.occurrences(has, def, seed, MAX_SEEDS);
             if found.is_empty() {
                 return Err(format!("lacks `{}`", has.source.trim()));
             }
@@ -255,7 +247,7 @@ pub fn scope_seeds<'t>(
         None => vec![seed.clone()],
     };
     for lacks in &patterns.lacks {
-        seeds.retain(|s| !matcher.occurs_in(&lacks.root, def, s));
+        seeds.retain(|s| !matcher.occurs_in(lacks, def, s));
         if seeds.is_empty() {
             return Err(format!("has `{}`", lacks.source.trim()));
         }

@@ -56,7 +56,7 @@ pub(super) fn constraints_hold(
                 .is_none_or(|kinds| node.is_some_and(|n| kinds.contains(&n.kind_id())))
             && (c.not_kinds.is_empty() || node.is_some_and(|n| !c.not_kinds.contains(&n.kind_id())))
             && c.has.as_ref().is_none_or(|pattern| {
-                node.is_some_and(|n| matcher.occurs_in(&pattern.root, n, &Bindings::default()))
+                node.is_some_and(|n| matcher.occurs_in(pattern, n, &Bindings::default()))
             })
     })
 }

@@ -4,7 +4,7 @@ use std::cell::Cell;
 
 use tree_sitter::Node;
 
-use super::{NodePattern, PatNode};
+use super::{NodePattern, PatNode, Pattern};
 use crate::python::{is_trivia, significant_children};
 
 mod bindings;
@@ -53,11 +53,18 @@ impl<'s> Matcher<'s> {
     }
 
     /// Whether `pattern` matches `node` or any named node below it, each try starting from
-    /// `seed` (so metavariables it shares with the match must agree).
-    pub fn occurs_in<'t>(&self, pattern: &PatNode, node: Node<'t>, seed: &Bindings<'t>) -> bool {
+    /// `seed` (so metavariables it shares with the match must agree). Every match holds the
+    /// pattern's literals: a node whose text lacks one (most definitions, for most patterns)
+    /// needs no walk of its tree.
+    pub fn occurs_in<'t>(&self, pattern: &Pattern, node: Node<'t>, seed: &Bindings<'t>) -> bool {
+        if !self.may_hold(pattern, node) {
+            return false;
+        }
+        // `matches` leaves the bindings as they were when it fails: one copy serves every try.
+        let mut bindings = seed.clone();
         let mut stack = vec![node];
         while let Some(n) = stack.pop() {
-            if self.matches(pattern, n, &mut seed.clone()) {
+            if self.matches(&pattern.root, n, &mut bindings) {
                 return true;
             }
             let mut cursor = n.walk();
@@ -70,17 +77,20 @@ impl<'s> Matcher<'s> {
     /// extending `seed`; at most `limit` of them.
     pub fn occurrences<'t>(
         &self,
-        pattern: &PatNode,
+        pattern: &Pattern,
         node: Node<'t>,
         seed: &Bindings<'t>,
         limit: usize,
     ) -> Vec<Bindings<'t>> {
         let mut out = Vec::new();
+        if !self.may_hold(pattern, node) {
+            return out;
+        }
+        let mut bindings = seed.clone();
         let mut stack = vec![node];
         while let Some(n) = stack.pop() {
-            let mut bindings = seed.clone();
-            if self.matches(pattern, n, &mut bindings) {
-                out.push(bindings);
+            if self.matches(&pattern.root, n, &mut bindings) {
+                out.push(std::mem::replace(&mut bindings, seed.clone()));
                 if out.len() >= limit {
                     break;
                 }
@@ -90,6 +100,19 @@ impl<'s> Matcher<'s> {
             stack.extend(children.into_iter().rev());
         }
         out
+    }
+
+    /// Whether `node`'s text holds every literal of `pattern` (else nothing in it matches).
+    fn may_hold(&self, pattern: &Pattern, node: Node<'_>) -> bool {
+        let text = self
+            .source
+            .as_bytes()
+            .get(node.byte_range())
+            .unwrap_or_default();
+        pattern
+            .literals
+            .iter()
+            .all(|l| memchr::memmem::find(text, l.as_bytes()).is_some())
     }
 
     /// Whether `node` matches `pattern`, extending `bindings` on success (and leaving them as
