@@ -246,11 +246,13 @@ fn cpython_error(
         .map(|n| n.byte_range())
         .filter(|r| touches(r))
         .collect();
+    let mut detached = false;
     let clean = chunks.iter().all(|chunk| {
         // A statement nested in a block is checked as the body of `if 1:`, at its own indent.
         let line_start = output[..chunk.start].rfind('\n').map_or(0, |i| i + 1);
         let text = &output[line_start..chunk.end];
         let indented = text.starts_with([' ', '\t']);
+        detached |= indented;
         let wrapped;
         let text = if indented {
             wrapped = format!("if 1:\n{text}\n");
@@ -261,9 +263,11 @@ fn cpython_error(
         cpython::chunk_errors(text, indented).is_empty()
     });
     // CPython's nesting limits count the blocks around a statement, which a statement checked
-    // alone does not see: an edit whose lines stand that deep is checked in the whole file.
-    let deep = edited_lines(output, &edited)
-        .any(|l| l.len() - l.trim_start().len() >= compile_check::MAX_BLOCKS);
+    // alone does not see: an edit whose lines stand that deep is checked in the whole file. A
+    // top-level statement has no blocks around it: its check saw every block its lines are in.
+    let deep = detached
+        && edited_lines(output, &edited)
+            .any(|l| l.len() - l.trim_start().len() >= compile_check::MAX_BLOCKS);
     // A tab/space mix anywhere makes CPython reject the whole file; the scan is cheap.
     if clean && !deep && cpython::tab_error(output).is_none() {
         return None;
