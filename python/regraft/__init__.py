@@ -395,4 +395,18 @@ def apply(
     return loaded.apply(source, filename, versions, phase, context, on_error)
 
 
-from .runtime import Patch, PatchInfo, install, patch, patched, uninstall  # noqa: E402
+from ._hook import install, uninstall  # noqa: E402
+
+# `patch` and what it returns are loaded at their first use: a process that only installs the
+# import hook (every worker a hook is carried into) does not build them.
+_RUNTIME = ("Patch", "PatchInfo", "patch", "patched")
+
+
+def __getattr__(name: str):
+    if name in _RUNTIME or name == "runtime":
+        import importlib
+
+        # Not `from . import runtime`: that asks this function for `runtime` first.
+        runtime = importlib.import_module(__name__ + ".runtime")
+        return runtime if name == "runtime" else getattr(runtime, name)
+    raise AttributeError(f"module 'regraft' has no attribute {name!r}")

@@ -152,11 +152,13 @@ def lines(text: str) -> List[str]:
     return io.StringIO(text, newline="").readlines()
 
 
-def register(origin: str, module: str, text: str, fallback: str) -> str:
+def register(origin: str, module: str, text: str, fallback: str,
+             text_lines: Optional[List[str]] = None) -> str:
     """The file name to compile ``text`` (patched code of ``module``, read from ``origin``)
-    under: a file holding ``text``, also registered in ``linecache``. Where no file can be
-    written, ``fallback`` — registered in ``linecache`` alone, so tracebacks show the text
-    until the cache is cleared."""
+    under: a file holding ``text``, also registered in ``linecache`` (as ``text_lines``, its
+    ``lines``, where the caller has them). Where no file can be written, ``fallback`` —
+    registered in ``linecache`` alone, so tracebacks show the text until the cache is
+    cleared."""
     folder = root()
     name = fallback
     if folder is not None:
@@ -166,7 +168,7 @@ def register(origin: str, module: str, text: str, fallback: str) -> str:
             name = path
     # mtime None: `linecache.checkcache` keeps the entry even if a temporary-folder cleaner
     # removes the file while the process runs.
-    linecache.cache[name] = (len(text), None, lines(text), name)
+    linecache.cache[name] = (len(text), None, lines(text) if text_lines is None else text_lines, name)
     return name
 
 
