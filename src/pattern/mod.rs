@@ -5,6 +5,7 @@
 //! candidates fast, and the [`matcher`] then checks each candidate exactly (sequence
 //! metavariables, keyword arguments in any order, repeated names binding the same text).
 
+mod facts;
 pub mod matcher;
 pub mod meta;
 mod optional;
@@ -16,6 +17,7 @@ use std::ops::Range;
 use tree_sitter::Node;
 
 use crate::python;
+use facts::{literals_of, root_kinds};
 use meta::{Encoded, Metavar, decode_identifier, encode};
 
 /// A node of a compiled pattern.
@@ -93,6 +95,9 @@ pub struct Pattern {
     pub metavars: Vec<String>,
     /// The identifiers and other leaf texts any match must contain (for prefiltering).
     pub literals: Vec<String>,
+    /// The node kind ids a match can stand at; `None` where any kind may (a pattern rooted in
+    /// a metavariable, a statement sequence).
+    pub root_kinds: Option<Vec<u16>>,
 }
 
 /// The header of a `for` loop a match must lie in.
@@ -169,6 +174,7 @@ impl Pattern {
             source: source.to_string(),
             metavars: metavars_of(&[&root]),
             literals: literals_of(&root),
+            root_kinds: root_kinds(&root),
             root,
         })
     }
@@ -217,6 +223,7 @@ impl Pattern {
             source: source.to_string(),
             metavars: metavars_of(&[&root]),
             literals: literals_of(&root),
+            root_kinds: root_kinds(&root),
             root,
         }
     }
@@ -247,6 +254,7 @@ impl Pattern {
             source: source.to_string(),
             metavars: metavars_of(&[&root]),
             literals: literals_of(&root),
+            root_kinds: root_kinds(&root),
             root,
         })
     }
@@ -295,11 +303,13 @@ impl Pattern {
                 one => vec![one],
             })
             .collect();
+        let root = PatNode::Any(roots);
         Pattern {
             source,
             metavars,
             literals,
-            root: PatNode::Any(roots),
+            root_kinds: root_kinds(&root),
+            root,
         }
     }
 
@@ -531,23 +541,6 @@ fn metavars_of(roots: &[&PatNode]) -> Vec<String> {
         });
     }
     names
-}
-
-fn literals_of(root: &PatNode) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    root.visit(&mut |n| {
-        if let PatNode::Node(NodePattern {
-            kind,
-            text: Some(t),
-            ..
-        }) = n
-            && matches!(kind.as_str(), "identifier" | "string_content")
-            && !out.contains(t)
-        {
-            out.push(t.clone());
-        }
-    });
-    out
 }
 
 #[cfg(test)]

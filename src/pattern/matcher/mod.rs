@@ -33,6 +33,20 @@ impl AsPattern for (Option<String>, PatNode) {
     }
 }
 
+/// Whether a match of `pattern` may stand at `node` or below it: the grammar's table of which
+/// kinds hold which says, for instance, that no expression holds a statement, so a search for
+/// a statement does not walk the expressions that make up most of a tree.
+fn worth_entering(pattern: &Pattern, node: Node<'_>) -> bool {
+    let Some(kinds) = &pattern.root_kinds else {
+        return true;
+    };
+    let kind = node.kind_id();
+    let table = crate::python::grammar::containment();
+    kinds
+        .iter()
+        .any(|&k| k == kind || table.may_contain(kind, k))
+}
+
 /// How many node comparisons one candidate may cost before it is given up as no match;
 /// sequence metavariables backtrack, and a hostile pattern must not hang the engine.
 const STEP_BUDGET: u32 = 200_000;
@@ -68,7 +82,10 @@ impl<'s> Matcher<'s> {
                 return true;
             }
             let mut cursor = n.walk();
-            stack.extend(n.named_children(&mut cursor));
+            stack.extend(
+                n.named_children(&mut cursor)
+                    .filter(|c| worth_entering(pattern, *c)),
+            );
         }
         false
     }
@@ -96,7 +113,10 @@ impl<'s> Matcher<'s> {
                 }
             }
             let mut cursor = n.walk();
-            let children: Vec<Node<'t>> = n.named_children(&mut cursor).collect();
+            let children: Vec<Node<'t>> = n
+                .named_children(&mut cursor)
+                .filter(|c| worth_entering(pattern, *c))
+                .collect();
             stack.extend(children.into_iter().rev());
         }
         out
