@@ -137,6 +137,9 @@ struct Request<'a> {
     modules: Option<MapModules>,
     /// The top-level class or function the source is (a live object patched at run time).
     unit: Option<&'a str>,
+    /// The path the rules' `files` globs see: with a dotted module name, the module's path
+    /// below its import root (`pkg/sub/mod.py`), whatever folder the file was read from.
+    selected_as: Option<String>,
 }
 
 /// The signature context a call gives: one source, or modules by dotted name (with the dotted
@@ -183,6 +186,7 @@ impl<'a> Request<'a> {
             context,
             modules,
             unit: None,
+            selected_as: filename.zip(module).map(|(f, m)| below_import_root(f, m)),
         })
     }
 
@@ -201,6 +205,9 @@ impl<'a> Request<'a> {
         if let Some(unit) = self.unit {
             engine = engine.for_unit(unit);
         }
+        if let Some(path) = &self.selected_as {
+            engine = engine.selecting_as(path);
+        }
         engine.check_versions_known()?;
         Ok(engine)
     }
@@ -217,6 +224,28 @@ impl<'a> Request<'a> {
             source: self.source,
         }
     }
+}
+
+/// Where the module `module` (dotted) read from `filename` lies below the folder it is imported
+/// from: `pkg/sub/mod.py`, or `pkg/sub/__init__.py` for a package — the path `apply` run in
+/// site-packages and the pytest plugin see, so a rule's `files` select the same files there and
+/// at run time.
+fn below_import_root(filename: &str, module: &str) -> String {
+    let base = std::path::Path::new(filename)
+        .file_name()
+        .map_or_else(|| "source.py".into(), |n| n.to_string_lossy());
+    let parts: Vec<&str> = module.split('.').filter(|p| !p.is_empty()).collect();
+    let folders = if base.starts_with("__init__.") {
+        &parts[..]
+    } else {
+        &parts[..parts.len().saturating_sub(1)]
+    };
+    folders
+        .iter()
+        .copied()
+        .chain([base.as_ref()])
+        .collect::<Vec<_>>()
+        .join("/")
 }
 
 /// A compiled rule set.
@@ -378,7 +407,7 @@ impl NativeRules {
     /// `unit`): one selects it and its version gate is not closed. `False` means patching it
     /// would change nothing, so its source need not be read. Raises as `apply` does where a
     /// rule's package has no known version.
-    #[pyo3(signature = (filename, versions, phase, unit))]
+    #[pyo3(signature = (filename, versions, phase, unit, module=None))]
     fn would_run(
         &self,
         py: Python<'_>,
@@ -386,9 +415,10 @@ impl NativeRules {
         versions: Vec<(String, String)>,
         phase: Option<&str>,
         unit: Option<&str>,
+        module: Option<&str>,
     ) -> PyResult<bool> {
         let result = (|| {
-            let mut request = Request::new("", filename, &versions, phase, (None, None, None))?;
+            let mut request = Request::new("", filename, &versions, phase, (None, None, module))?;
             request.unit = unit;
             let engine = request.engine(&self.set)?;
             Ok::<_, Error>(engine.any_would_run(request.target().path))

@@ -267,13 +267,15 @@ class Rules:
         """Returns ``source`` patched by every active rule.
 
         ``filename`` is matched by the rules' ``files`` globs; without one, every rule looks at
-        the source. ``versions`` maps packages to versions; ``None`` reads them from the running
+        the source. With ``module`` (the source's dotted name) as well, the globs see the
+        module's path below the folder it is imported from (``pkg/sub/mod.py``, as ``regraft
+        apply`` run in site-packages and the pytest plugin see it), wherever ``filename`` is:
+        the import hook and ``patch`` pass both. ``versions`` maps packages to versions; ``None`` reads them from the running
         interpreter. ``phase`` runs one phase only. ``context`` is where
         ``kwargs_to_positional`` signatures that ``source`` does not define are looked for: one
         source (the module of a class patched on its own), or a mapping of dotted module names
         to sources, followed through ``source``'s ``from ... import`` statements and its
-        classes' bases; ``module`` is ``source``'s own dotted name, against which relative
-        imports resolve. ``on_error="warn"`` turns any failure into a ``RuntimeWarning`` and
+        classes' bases; ``module`` is also the name against which relative imports resolve. ``on_error="warn"`` turns any failure into a ``RuntimeWarning`` and
         returns ``source`` unchanged, so an import never fails because a patch drifted.
         ``unit`` says ``source`` is one class or function of its module (its name), as
         ``inspect.getsource`` gives it: rules scoped to another class or function leave it
@@ -314,10 +316,12 @@ class Rules:
         rules._origin = self._origin
         return rules
 
-    def _would_run(self, filename: str, versions: Mapping[str, str], phase: Optional[str], unit: str) -> bool:
-        """Whether any rule would run on top-level ``unit`` of the file ``filename``."""
+    def _would_run(self, filename: str, versions: Mapping[str, str], phase: Optional[str], unit: Optional[str],
+                   module: Optional[str] = None) -> bool:
+        """Whether any rule would run on top-level ``unit`` of the file ``filename`` (of the
+        module ``module``, dotted: see ``apply``)."""
         pairs = [(str(k), str(v)) for k, v in versions.items()]
-        return self._native.would_run(filename, pairs, phase, unit)
+        return self._native.would_run(filename, pairs, phase, unit, module)
 
     def _apply_reporting(self, source, filename, versions, phase, context, module, unit) -> tuple:
         """The patched text and what each rule did, from one run; `on_miss: warn` drift is

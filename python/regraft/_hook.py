@@ -140,15 +140,15 @@ class Hook(importlib.abc.MetaPathFinder):
             # A zip import or bytecode-only module: no source file to patch. Say so where a
             # rule would have run on it, rather than import it unpatched in silence.
             origin = spec.origin or ""
-            if origin and spec.has_location and spec.loader is not None and self._may_patch(origin):
+            if origin and spec.has_location and spec.loader is not None and self._may_patch(origin, fullname):
                 spec.loader = _Unpatched(spec, f"regraft: {fullname} is loaded by "
                                          f"{type(spec.loader).__name__} from {origin}, not from a "
                                          "source file: its rules did not run")
             return spec
         # This hook is the first on `sys.meta_path` asked: it loads for every installed pack.
         hooks = [h for h in reversed(sys.meta_path)
-                 if isinstance(h, Hook) and h._selects(fullname) and h._may_patch(spec.origin)]
-        if self not in sys.meta_path and self._may_patch(spec.origin):
+                 if isinstance(h, Hook) and h._selects(fullname) and h._may_patch(spec.origin, fullname)]
+        if self not in sys.meta_path and self._may_patch(spec.origin, fullname):
             hooks.append(self)
         if not hooks:
             # No rule selects this file (by its path, phase and version gates): the normal
@@ -167,10 +167,11 @@ class Hook(importlib.abc.MetaPathFinder):
             self._installed = installed_versions(self.rules.packages)
         return self._installed
 
-    def _may_patch(self, filename: str) -> bool:
-        """Whether any rule would run on the file (asked natively, without reading it)."""
+    def _may_patch(self, filename: str, fullname: str) -> bool:
+        """Whether any rule would run on the module's file (asked natively, without reading
+        it); the rules' globs see the module's path below its import root."""
         try:
-            return self.rules._would_run(filename, self._versions(), self.phase, None)
+            return self.rules._would_run(filename, self._versions(), self.phase, None, fullname)
         except RegraftError:
             return True  # let patching report the problem where it happens
 
@@ -195,7 +196,7 @@ class Hook(importlib.abc.MetaPathFinder):
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             patched = self.rules.apply(source, filename=path, versions=versions, phase=self.phase,
-                                       on_error=self.on_error)
+                                       on_error=self.on_error, module=fullname)
         drift = [str(w.message) for w in caught if issubclass(w.category, RuntimeWarning)]
         for w in caught:
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)

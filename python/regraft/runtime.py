@@ -237,7 +237,8 @@ def _patch(obj: Any, rules: Any, phase: Optional[str], versions: Optional[Mappin
     if versions is None:
         versions = _imported_versions(tuple(rules.packages))
     unit = path.split(".")[0]
-    if not rules._would_run(filename, versions, phase, unit):
+    name = getattr(module, "__name__", None)
+    if not rules._would_run(filename, versions, phase, unit, name):
         # Nothing would change: reading the source (inspect parses the whole module to find a
         # class) would cost most of the call.
         return Patch(obj, False, [], [])
@@ -247,7 +248,7 @@ def _patch(obj: Any, rules: Any, phase: Optional[str], versions: Optional[Mappin
     padded = "\n" * (first - 1) + source
     module_source = "".join(linecache.getlines(filename)) or None
     # One run gives both the text and what each rule did.
-    output, report = rules._apply_reporting(padded, filename, versions, phase, module_source, None, unit)
+    output, report = rules._apply_reporting(padded, filename, versions, phase, module_source, name, unit)
     if not any(r.status in ("applied", "redundant") for r in report.rules):
         # Nothing changed and nothing was in place already: the source as read is the answer.
         return Patch(obj, False, [], [])

@@ -84,6 +84,9 @@ pub struct Engine<'r> {
     unit: Option<&'r str>,
     /// Rules left out everywhere: members of a group that failed in another file.
     excluded: &'r [RuleId],
+    /// The path `files` globs see instead of the target's own (a module imported at run time
+    /// is seen by its path below its import root, as `apply` in site-packages sees it).
+    selected_as: Option<&'r str>,
 }
 
 impl<'r> Engine<'r> {
@@ -108,6 +111,7 @@ impl<'r> Engine<'r> {
             modules: None,
             unit: None,
             excluded: &[],
+            selected_as: None,
         }
     }
 
@@ -115,6 +119,13 @@ impl<'r> Engine<'r> {
     /// patched at run time), where `files` globs have nothing to match.
     pub fn selecting_all_files(mut self) -> Self {
         self.all_files = true;
+        self
+    }
+
+    /// Matches the rules' `files` globs against `path` rather than the target's own path: the
+    /// target is read from elsewhere (an installed module, by its absolute path).
+    pub fn selecting_as(mut self, path: &'r str) -> Self {
+        self.selected_as = Some(path);
         self
     }
 
@@ -217,7 +228,8 @@ impl<'r> Engine<'r> {
 
     /// Whether `rule` looks at the file at `path`.
     fn selects(&self, rule: &CompiledRule, path: &str) -> bool {
-        (self.all_files || rule.selects(path)) && self.unit.is_none_or(|u| in_unit(rule, u))
+        (self.all_files || rule.selects(self.selected_as.unwrap_or(path)))
+            && self.unit.is_none_or(|u| in_unit(rule, u))
     }
 
     /// Whether `rule`'s `expect` is checked: not, on a unit, for a rule scoped to no class or

@@ -84,3 +84,47 @@ def test_a_hook_says_whether_it_is_installed(tmp_path, monkeypatch):
         hook = regraft.install(rules, packages=["toymodels"], versions={})
     assert hook.installed
     regraft.uninstall(hook)
+
+
+@pytest.mark.parametrize("files", [
+    '["toymodels/modeling_toy.py"]',
+    '["toymodels/modeling_*.py"]',
+    '["**/toymodels/modeling_toy.py"]',
+])
+def test_files_globs_see_a_module_by_its_path_below_its_import_root(toy, files):  # noqa: F811
+    # The hook reads the module from an absolute path (a temporary folder here, site-packages
+    # for users): a glob written as `apply` in site-packages sees it must select it too.
+    rules = regraft.Rules.parse(POSITIONAL.replace('["**/toymodels/modeling_toy.py"]', files))
+    hook = regraft.install(rules, packages=["toymodels"], versions={})
+    try:
+        module = _fresh_import()
+        assert "x = layer(x, m, b)" in inspect.getsource(module.ToyModel.forward)
+    finally:
+        regraft.uninstall(hook, reload=True)
+    assert "x = layer(x, bias=b, mask=m)" in inspect.getsource(module.ToyModel.forward)
+    handle = regraft.patch(module.ToyModel.forward, rules, versions={})
+    assert handle.changed, "patch sees the module the same way"
+    handle.revert()
+
+
+def test_an_excluding_glob_leaves_a_module_out_by_its_path_below_its_import_root(toy):  # noqa: F811
+    rules = regraft.Rules.parse(POSITIONAL.replace(
+        '["**/toymodels/modeling_toy.py"]', '["**/modeling_toy.py", "!toymodels/modeling_*.py"]'))
+    hook = regraft.install(rules, packages=["toymodels"], versions={})
+    try:
+        module = _fresh_import()
+        assert "x = layer(x, bias=b, mask=m)" in inspect.getsource(module.ToyModel.forward)
+        assert hook.modules == []
+    finally:
+        regraft.uninstall(hook)
+
+
+def test_apply_with_a_module_name_selects_by_the_path_below_the_import_root():
+    rules = regraft.Rules.parse(BOOM.replace('["**/toymodels/modeling_toy.py"]', '["toymodels/m.py"]'))
+    source = 'class ToyModel:\n    def fails(self):\n        raise ValueError("boom")\n'
+    elsewhere = "/opt/env/lib/site-packages/toymodels/m.py"
+    assert rules.apply(source, elsewhere, versions={}) == source
+    patched = rules.apply(source, elsewhere, versions={}, module="toymodels.m")
+    assert 'raise ValueError("patched boom")' in patched
+    package = rules.apply(source, "/x/toymodels/m/__init__.py", versions={}, module="toymodels.m")
+    assert package == source, "a package's file is its __init__.py"
