@@ -236,3 +236,32 @@ fn a_scope_predicate_can_count_what_it_has() {
     );
     assert!(error.contains("how many matches of `has`"), "{error}");
 }
+
+#[test]
+fn a_predicate_is_found_wherever_it_stands_in_the_class() {
+    // The searches below a class skip what cannot hold the pattern's root and what lacks its
+    // literals: a `lacks` hidden in a lambda, a comprehension, an f-string field, a nested
+    // def's default or a decorator must still be found, and still exclude the class.
+    let rule = "id: r\ninside:\n  class:\n    has: \"self.$L = nn.ModuleList($$$A)\"\n    lacks: \"self.$L.append($$$X)\"\nmatch: \"x = layer($$$ARGS)\"\naction: {remove_kwargs: [mask]}\nexpect: {min: 0}\n";
+    let hidden = [
+        "        self.hook = lambda m: self.layers.append(m)",
+        "        _ = [self.layers.append(m) for m in ()]",
+        "        _ = f\"{self.layers.append(1)}\"",
+        "        def more(n=self.layers.append(2)):\n            pass",
+        "        @decorate(self.layers.append(3))\n        def more():\n            pass",
+        "        if True:\n            while False:\n                g(h(self.layers.append(4)))",
+    ];
+    for line in hidden {
+        let source = format!(
+            "import torch.nn as nn\n\nclass M:\n    def __init__(self):\n        self.layers = nn.ModuleList([])\n{line}\n\n    def forward(self, x):\n        for layer in self.layers:\n            x = layer(x, mask=None)\n        return x\n"
+        );
+        let out = patch(&rules(rule), &versions(&[]), "m.py", &source)
+            .unwrap_or_else(|e| panic!("{}", render(&e)));
+        assert_eq!(out.output, source, "the class appends to its list:\n{line}");
+    }
+    // The metavariable the `has` bound is part of what `lacks` looks for: another list's
+    // append does not exclude the class.
+    let other = "import torch.nn as nn\n\nclass M:\n    def __init__(self):\n        self.layers = nn.ModuleList([])\n        self.hook = lambda m: self.others.append(m)\n\n    def forward(self, x):\n        for layer in self.layers:\n            x = layer(x, mask=None)\n        return x\n";
+    let out = patch(&rules(rule), &versions(&[]), "m.py", other).unwrap();
+    assert!(out.output.contains("x = layer(x)\n"), "{}", out.output);
+}
