@@ -2,9 +2,9 @@
 `import transformers` and building 1, 10 and 31 tiny models of bench/families.py, then
 importing every module the shipped pack edits, in a fresh interpreter each, without the hook,
 with it and no cache, with a cold cache and with a warm one. Prints CPU seconds (user +
-system, median of 3), the ratio to the plain start and whether it is within the budget (warm
-<= 1.05x, cold <= 1.5x); then what `regraft.patch` of every class of one large module
-(speecht5's) costs against one apply of the whole module.
+system, median of ROUNDS rounds, default 5), the ratio to the plain start and whether it is
+within the budget (warm <= 1.05x, cold <= 1.5x); then what `regraft.patch` of every class of
+one large module (speecht5's) costs against one apply of the whole module.
 
     python bench/startup.py [N ...]
 """
@@ -74,10 +74,13 @@ def edited_modules():
     return out
 
 
+ROUNDS = int(os.environ.get("ROUNDS", "5"))
+
+
 def startup(label, families):
     cpu("plain", "", families)  # warm the bytecode caches of transformers itself
     results = {m: [] for m in ("plain", "nocache", "cold", "warm")}
-    for _ in range(3):
+    for _ in range(ROUNDS):
         results["plain"].append(cpu("plain", "", families))
         results["nocache"].append(cpu("nocache", "", families))
         cache = tempfile.mkdtemp(prefix="regraft-startup-")
@@ -85,13 +88,17 @@ def startup(label, families):
         results["cold"].append(cpu("cold", cache, families))
         results["warm"].append(cpu("warm", cache, families))
         shutil.rmtree(cache)
-    plain = statistics.median(results["plain"])
-    print(f"import transformers + {label}, CPU s (median of 3):")
+    print(f"import transformers + {label}, CPU s (median of {ROUNDS}; ratio: median of each "
+          "round's ratio to that round's plain start, and its range):")
     for mode, times in results.items():
-        t = statistics.median(times)
+        # Each round's ratio to the plain start run just before it: drift of the machine over
+        # the minutes a row takes cancels out.
+        ratios = [t / p for t, p in zip(times, results["plain"])]
+        ratio = statistics.median(ratios)
         budget = BUDGET.get(mode)
-        verdict = "" if budget is None else ("  within budget" if t / plain <= budget else f"  OVER the {budget}x budget")
-        print(f"  {mode:8} {t:6.2f} s  {t / plain:5.2f}x{verdict}")
+        verdict = "" if budget is None else ("  within budget" if ratio <= budget else f"  OVER the {budget}x budget")
+        print(f"  {mode:8} {statistics.median(times):6.2f} s  {ratio:5.2f}x "
+              f"({min(ratios):.2f}-{max(ratios):.2f}){verdict}")
 
 
 def patch_every_class():
