@@ -136,3 +136,61 @@ fn a_conditional_capture_is_parenthesised_and_an_atom_is_not() {
         "a * b would bind as (loss * a) * b"
     );
 }
+
+#[test]
+fn a_dictionary_in_an_f_string_field_stays_a_dictionary() {
+    // `f'{{a: b}}'` is the text `{a: b}`, not a dictionary: the capture is parenthesised.
+    let rule = "id: p\nmatch: \"CALL($X)\"\naction: {replace: \"s = f'{$X}'\"}\nexpect: 1\n";
+    let out = patch(&rules(rule), &versions(&[]), "m.py", "CALL({a: b})\n")
+        .unwrap_or_else(|e| panic!("{}", render(&e)));
+    assert_eq!(out.output, "s = f'{({a: b})}'\n");
+}
+
+#[test]
+fn a_starred_or_keyword_capture_next_to_an_operator_is_refused_not_rebound() {
+    // `*a * k` is `*(a * k)`, `k=a * m` is `k=(a * m)`: written bare they would read as valid
+    // code that means something else.
+    for (source, by) in [
+        ("CALL(*a)\n", "$X * MARK"),
+        ("CALL(*a)\n", "$X.real"),
+        ("CALL(k=a)\n", "$X * MARK"),
+        ("CALL(**a)\n", "$X + MARK"),
+    ] {
+        for action in [
+            format!("{{replace: {{of: $X, by: \"{by}\"}}}}"),
+            format!("{{replace: \"NEW({by})\"}}"),
+        ] {
+            let rule = format!("id: p\nmatch: \"CALL($X)\"\naction: {action}\nexpect: 1\n");
+            if let Ok(out) = patch(&rules(&rule), &versions(&[]), "m.py", source) {
+                panic!("{source:?} with {action} was written:\n{}", out.output);
+            }
+        }
+    }
+    // As an element, the capture is whole: written as it is.
+    let rule = "id: p\nmatch: \"CALL($X)\"\naction: {replace: \"NEW([$X, MARK])\"}\nexpect: 1\n";
+    let out = patch(&rules(rule), &versions(&[]), "m.py", "CALL(*a)\n").unwrap();
+    assert_eq!(out.output, "NEW([*a, MARK])\n");
+}
+
+#[test]
+fn a_generator_that_is_a_call_s_only_argument_is_its_argument() {
+    // tree-sitter makes `x for x in b` the call's argument list itself (the parentheses are
+    // shared): `CALL($X)` still matches it, and a rewrite of `$X` keeps the call's own.
+    let source = "CALL(x for x in b)\ng(CALL(y for y in c), 2)\nCALL((z for z in d), 1)\n";
+    let of = "id: p\nmatch: \"CALL($X)\"\naction: {replace: {of: $X, by: \"sorted($X)\"}}\nwhere: {$X: {not_regex: sorted}}\nexpect: {min: 0}\n";
+    let out = patch(&rules(of), &versions(&[]), "m.py", source)
+        .unwrap_or_else(|e| panic!("{}", render(&e)));
+    assert_eq!(
+        out.output,
+        "CALL(sorted((x for x in b)))\ng(CALL(sorted((y for y in c))), 2)\nCALL((z for z in d), 1)\n"
+    );
+    let whole = "id: p\nmatch: \"CALL($$$A)\"\naction: {replace: \"NEW($$$A)\"}\nexpect: 2\n";
+    let out = patch(
+        &rules(whole),
+        &versions(&[]),
+        "m.py",
+        "CALL(x for x in b)\nCALL()\n",
+    )
+    .unwrap_or_else(|e| panic!("{}", render(&e)));
+    assert_eq!(out.output, "NEW((x for x in b))\nNEW()\n");
+}

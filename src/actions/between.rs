@@ -50,25 +50,8 @@ pub(super) fn replace_capture(
         node_indent(site.source, first),
     );
     let text = text.trim_end_matches(['\n', '\r']).to_string();
-    let (mut text, expression) = fitted(text, &nodes, range.clone())?;
-    // One expression is parenthesized where the code around it would bind its operators, as a
-    // template's captures are: judged on the match with it in place.
-    if expression {
-        let whole = site.range();
-        let filled = format!(
-            "{}{text}{}",
-            &site.source[whole.start..range.start],
-            &site.source[range.end..whole.end]
-        );
-        let at = range.start - whole.start..range.start - whole.start + text.len();
-        if crate::pattern::template::needs_wrapping(
-            &filled,
-            at,
-            node_indent(site.source, site.node),
-        ) {
-            text = format!("({text})");
-        }
-    }
+    let (text, expression) = fitted(text, &nodes, range.clone())?;
+    let text = parenthesized(site, first, nodes.len(), range.clone(), text, expression);
     // A comment ending the last replaced line spoke of the replaced code: it goes above the
     // statement with the others, not onto the new code.
     let trailing = std::iter::successors(last.next_sibling(), |n| n.next_sibling())
@@ -91,6 +74,46 @@ pub(super) fn replace_capture(
         });
     }
     Ok(edits)
+}
+
+/// `text`, written in place of the capture (`count` nodes from `first`, at `range`), with the
+/// parentheses it needs there.
+fn parenthesized(
+    site: &Site<'_, '_>,
+    first: Node<'_>,
+    count: usize,
+    range: std::ops::Range<usize>,
+    text: String,
+    expression: bool,
+) -> String {
+    // A generator that is a call's only argument shares the call's parentheses (tree-sitter
+    // makes it the argument list itself): what replaces it keeps them.
+    let call_parens = count == 1
+        && first.kind() == "generator_expression"
+        && first
+            .parent()
+            .and_then(|p| p.child_by_field_name("arguments"))
+            == Some(first);
+    if call_parens {
+        return format!("({text})");
+    }
+    if !expression {
+        return text;
+    }
+    // One expression is parenthesized where the code around it would bind its operators, as a
+    // template's captures are: judged on the match with it in place.
+    let whole = site.range();
+    let filled = format!(
+        "{}{text}{}",
+        &site.source[whole.start..range.start],
+        &site.source[range.end..whole.end]
+    );
+    let at = range.start - whole.start..range.start - whole.start + text.len();
+    if crate::pattern::template::needs_wrapping(&filled, at, node_indent(site.source, site.node)) {
+        format!("({text})")
+    } else {
+        text
+    }
 }
 
 /// `pattern` with the metavariable `of` (`$X` or `$$$X`, as a whole word) written as `by`;

@@ -57,6 +57,10 @@ fn write_node(node: &PatNode, out: &mut String, predicates: &mut Vec<String>) {
             out.push_str("(_)")
         }
         PatNode::Node(n) if !n.named => out.push('_'),
+        // `f($X)` also matches `f(x for x in y)`, whose generator is the argument list.
+        PatNode::Node(n) if n.kind == "argument_list" && lone_metavariable(n) => {
+            out.push_str("(_)")
+        }
         PatNode::Node(n) => {
             if let Some(text) = &n.text {
                 let capture = format!("@t{}", predicates.len());
@@ -78,6 +82,18 @@ fn write_node(node: &PatNode, out: &mut String, predicates: &mut Vec<String>) {
             out.push(')');
         }
     }
+}
+
+/// Whether a node's only child, tokens aside, is one metavariable.
+fn lone_metavariable(n: &NodePattern) -> bool {
+    let mut inner = n
+        .children
+        .iter()
+        .filter(|(_, c)| !matches!(c, PatNode::Node(t) if !t.named));
+    matches!(
+        (inner.next(), inner.next()),
+        (Some((_, PatNode::Var(_) | PatNode::Multi(_))), None)
+    )
 }
 
 /// Whether a child is kept in the query: tokens, sequence metavariables and keyword arguments
@@ -117,7 +133,8 @@ mod tests {
         let p = Pattern::compile("$OUT = $LAYER($$$ARGS)").unwrap();
         assert_eq!(
             to_query(&p.root),
-            "((assignment left: (_) right: (call function: (_) arguments: (argument_list))) @root)"
+            "((assignment left: (_) right: (call function: (_) arguments: (_))) @root)",
+            "`($$$ARGS)` also stands for a generator that is the call's argument list"
         );
     }
 

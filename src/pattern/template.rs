@@ -35,10 +35,18 @@ pub fn substitute(template: &str, bindings: &Bindings<'_>, source: &str, indent:
         Wrap::None => {}
         Wrap::These(wrap) => out = fill(&wrap).0,
         // The filled text does not parse: parentheses help only where the capture caused it;
-        // a broken template stays as written, for the check that refuses it to point at.
+        // a broken template stays as written, for the check that refuses it to point at. An
+        // argument form (`*a`, `k=v`) that an operator binds into is never one node there:
+        // written in parentheses, it is refused, not read as `*(a.x)`.
         Wrap::AllIfItHelps(wrap) => {
             let wrapped = fill(&wrap).0;
-            if parses(&wrapped, indent) {
+            let form = |i: &usize| match &pieces[*i].var {
+                Some(Metavar::Single(Some(name))) => bindings
+                    .get(name)
+                    .is_some_and(|c| matches!(c, Capture::One(n) if is_argument_form(n.kind()))),
+                _ => false,
+            };
+            if parses(&wrapped, indent) || wrap.iter().any(form) {
                 out = wrapped;
             }
         }
@@ -211,7 +219,25 @@ fn needs_parentheses(out: &str, placed: &[Placed], indent: &str) -> Wrap {
                 matches!(n.kind(), "named_expression" | "lambda")
                     && n.parent().is_some_and(|p| p.kind() == "interpolation")
             };
-            node.is_none_or(|n| n.byte_range() != wanted || flattened(n) || spec_colon(n))
+            // An argument form is whole only as an element: tree-sitter reads `*a * b` as an
+            // operation on `*a`, CPython as `*(a * b)`.
+            let loose_form = |n: tree_sitter::Node<'_>| {
+                is_argument_form(n.kind())
+                    && !n.parent().is_some_and(|p| {
+                        matches!(
+                            p.kind(),
+                            "argument_list"
+                                | "list"
+                                | "tuple"
+                                | "set"
+                                | "expression_list"
+                                | "dictionary"
+                        )
+                    })
+            };
+            node.is_none_or(|n| {
+                n.byte_range() != wanted || flattened(n) || spec_colon(n) || loose_form(n)
+            })
         })
         .map(|(piece, _)| *piece)
         .collect();
@@ -222,26 +248,38 @@ fn needs_parentheses(out: &str, placed: &[Placed], indent: &str) -> Wrap {
     }
 }
 
+/// A call's argument that is no expression: an operator around it binds into it (`*a.x` is
+/// `*(a.x)`, `k=a + 1` is `k=(a + 1)`).
+fn is_argument_form(kind: &str) -> bool {
+    matches!(kind, "list_splat" | "dictionary_splat" | "keyword_argument")
+}
+
 /// Expressions whose operators can bind to a template's operators around them (and numbers,
-/// which a following `.` would read as a decimal point); the others (names, calls,
-/// attributes, strings, bracketed forms) read the same anywhere.
+/// which a following `.` would read as a decimal point; braces, which an f-string field's own
+/// `{` would read as an escaped `{{`; argument forms); the others (names, calls, attributes,
+/// strings, other bracketed forms) read the same anywhere.
 fn is_compound(kind: &str) -> bool {
-    matches!(
-        kind,
-        "integer"
-            | "float"
-            | "binary_operator"
-            | "boolean_operator"
-            | "comparison_operator"
-            | "not_operator"
-            | "unary_operator"
-            | "conditional_expression"
-            | "lambda"
-            | "named_expression"
-            | "await"
-            | "expression_list"
-            | "concatenated_string"
-    )
+    is_argument_form(kind)
+        || matches!(
+            kind,
+            "dictionary" | "set" | "dictionary_comprehension" | "set_comprehension"
+        )
+        || matches!(
+            kind,
+            "integer"
+                | "float"
+                | "binary_operator"
+                | "boolean_operator"
+                | "comparison_operator"
+                | "not_operator"
+                | "unary_operator"
+                | "conditional_expression"
+                | "lambda"
+                | "named_expression"
+                | "await"
+                | "expression_list"
+                | "concatenated_string"
+        )
 }
 
 /// The filled template before blank lines are cleaned, and where each compound capture went;

@@ -9,10 +9,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from oracles import Drawn, derive, names, outline, statements, validity
+from oracles import Drawn, derive, names, outline, rewrites, statements, validity
 
-ORACLES = {"derive": derive, "names": names, "outline": outline, "statements": statements,
-           "validity": validity}
+ORACLES = {"derive": derive, "names": names, "outline": outline, "rewrites": rewrites,
+           "statements": statements, "validity": validity}
 
 CASES = int(os.environ.get("REGRAFT_ORACLE_CASES", "300"))
 ORACLE = settings(max_examples=CASES, derandomize=True, database=None, deadline=None,

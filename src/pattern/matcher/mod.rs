@@ -246,6 +246,9 @@ impl<'s> Matcher<'s> {
     }
 
     fn concrete<'t>(&self, p: &NodePattern, node: Node<'t>, b: &mut Bindings<'t>) -> bool {
+        if p.kind == "argument_list" && node.kind() == "generator_expression" {
+            return self.generator_argument(p, node, b);
+        }
         if !p.kind_ids.contains(&node.kind_id()) {
             return false;
         }
@@ -302,6 +305,28 @@ impl<'s> Matcher<'s> {
             }
         }
         targets
+    }
+
+    /// `f($X)` or `f($$$A)` against `f(x for x in y)`: tree-sitter makes a generator that is
+    /// a call's only argument the call's argument list itself (the parentheses are shared), so
+    /// a list of one metavariable binds the generator, whose text reads as that argument.
+    fn generator_argument<'t>(
+        &self,
+        p: &NodePattern,
+        node: Node<'t>,
+        b: &mut Bindings<'t>,
+    ) -> bool {
+        let inner: Vec<&PatNode> = p
+            .children
+            .iter()
+            .map(|(_, c)| c)
+            .filter(|c| !matches!(c, PatNode::Node(t) if !t.named))
+            .collect();
+        match inner.as_slice() {
+            [PatNode::Var(name)] => self.bind(name, Capture::One(node), b),
+            [PatNode::Multi(name)] => self.bind(name, Capture::Many(vec![node]), b),
+            _ => false,
+        }
     }
 
     /// `@f($$$A)` against a bare `@f`: `Some(result)` when that case applies.
