@@ -194,3 +194,37 @@ fn a_generator_that_is_a_call_s_only_argument_is_its_argument() {
     .unwrap_or_else(|e| panic!("{}", render(&e)));
     assert_eq!(out.output, "NEW((x for x in b))\nNEW()\n");
 }
+
+#[test]
+fn what_the_attack_on_rewrites_found_stays_fixed() {
+    let run = |rule: &str, source: &str| patch(&rules(rule), &versions(&[]), "m.py", source);
+    // A keyword capture written alone would be an assignment (`r = k=v` binds `k`).
+    let alone = "id: p\nmatch: \"g($X)\"\naction: {replace: \"$X\"}\nexpect: {min: 0}\n";
+    assert!(run(alone, "r = g(k=v)\n").is_err());
+    assert!(run(alone, "g(k=v)\n").is_err());
+    // A walrus in a nested format-spec field is read as `q` formatted by `= 1` unparenthesized.
+    let spec = "id: p\nmatch: \"g($X)\"\naction: {replace: \"f'{y:{$X}}'\"}\nexpect: 1\n";
+    assert_eq!(
+        run(spec, "r = g(q := 1)\n").unwrap().output,
+        "r = f'{y:{(q := 1)}}'\n"
+    );
+    // A run of one argument is a run: `$$$A, k=1` writes arguments, not a tuple.
+    let more = "id: p\nmatch: \"CALL($$$A)\"\naction: {replace: {of: $$$A, by: \"$$$A, extra=1\"}}\nwhere: {$A: {not_regex: extra}}\nexpect: {min: 0}\n";
+    assert_eq!(
+        run(more, "CALL(x for x in y)\nCALL(a)\nCALL(a, b)\n")
+            .unwrap()
+            .output,
+        "CALL((x for x in y), extra=1)\nCALL(a, extra=1)\nCALL(a, b, extra=1)\n"
+    );
+    // A keyword after a bare generator needs its parentheses: refused, not skipped in silence.
+    let set = "id: p\nmatch: \"CALL($$$A)\"\naction: {set_kwargs: {k: \"1\"}}\nexpect: {min: 0}\n";
+    let error = render(&run(set, "CALL(x for x in y)\nCALL(a)\n").unwrap_err());
+    assert!(
+        error.contains("a keyword cannot follow a generator"),
+        "{error}"
+    );
+    assert_eq!(
+        run(set, "CALL((x for x in y))\n").unwrap().output,
+        "CALL((x for x in y), k=1)\n"
+    );
+}

@@ -20,10 +20,12 @@ pub(super) fn replace_capture(
     by: &str,
 ) -> Result<Vec<Edit>, ActionFailure> {
     let name = of.trim_start_matches('$');
-    let nodes = match site.bindings.get(name) {
-        Some(Capture::One(node)) => vec![*node],
-        Some(Capture::Many(nodes)) => nodes.clone(),
-        None => Vec::new(),
+    // A run (`$$$A`) is what stands there even when it holds one node: `$$$A, k=1` writes
+    // arguments, not a tuple.
+    let (nodes, run) = match site.bindings.get(name) {
+        Some(Capture::One(node)) => (vec![*node], false),
+        Some(Capture::Many(nodes)) => (nodes.clone(), true),
+        None => (Vec::new(), false),
     };
     let (Some(first), Some(last)) = (nodes.first().copied(), nodes.last().copied()) else {
         return Err(ActionFailure::at(
@@ -50,7 +52,7 @@ pub(super) fn replace_capture(
         node_indent(site.source, first),
     );
     let text = text.trim_end_matches(['\n', '\r']).to_string();
-    let (text, expression) = fitted(text, &nodes, range.clone())?;
+    let (text, expression) = fitted(text, &nodes, run, range.clone())?;
     let text = parenthesized(site, first, nodes.len(), range.clone(), text, expression);
     // A comment ending the last replaced line spoke of the replaced code: it goes above the
     // statement with the others, not onto the new code.
@@ -173,6 +175,7 @@ fn surroundings(parent: &str, count: usize) -> Option<(&'static str, &'static st
 fn fitted(
     text: String,
     nodes: &[Node<'_>],
+    run: bool,
     range: std::ops::Range<usize>,
 ) -> Result<(String, bool), ActionFailure> {
     let refuse = |what: &str| {
@@ -182,12 +185,15 @@ fn fitted(
             format!("`by` writes `{text}`, which is not {what} as the capture is"),
         ))
     };
-    let parent = nodes
-        .first()
-        .and_then(|n| n.parent())
-        .map_or("", |p| p.kind());
+    let parent = nodes.first().map_or("", |n| match n.parent() {
+        // A generator that is a call's only argument stands for the call's arguments.
+        Some(p) if p.child_by_field_name("arguments") == Some(*n) => "argument_list",
+        Some(p) => p.kind(),
+        None => "",
+    });
     let kind = nodes.first().map_or("", |n| n.kind());
-    let one_expression = nodes.len() == 1
+    let one_expression = !run
+        && nodes.len() == 1
         && !NOT_EXPRESSIONS.contains(&kind)
         && !matches!(
             parent,

@@ -203,6 +203,15 @@ impl ActionUnit for SetKwargs {
         site: &Site<'_, '_>,
         _: &mut Signatures,
     ) -> Result<Vec<Edit>, ActionFailure> {
+        if let Some(generator) = site.bare_generator() {
+            // `f(x for x in y, k=1)` is not Python: the generator needs parentheses of its own.
+            return Err(ActionFailure::at(
+                generator.byte_range(),
+                "the call's only argument",
+                "a keyword cannot follow a generator that has no parentheses of its own".into(),
+            )
+            .help("parenthesize the generator where the call is written: `f((x for x in y))`"));
+        }
         let Some(list) = site.call_arguments() else {
             return Ok(Vec::new());
         };

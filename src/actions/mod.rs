@@ -196,6 +196,15 @@ impl<'t> Site<'_, 't> {
             .filter(|a| a.kind() == "argument_list")
     }
 
+    /// The generator a matched call takes as its only argument without parentheses of its
+    /// own (`f(x for x in y)`: tree-sitter makes it the argument list itself).
+    fn bare_generator(&self) -> Option<Node<'t>> {
+        self.bindings
+            .action_call()
+            .and_then(|call| call.child_by_field_name("arguments"))
+            .filter(|a| a.kind() == "generator_expression")
+    }
+
     /// `edit`, unless it would leave the text as it is.
     fn changing(&self, edit: Option<Edit>) -> Vec<Edit> {
         // Edits are written with `\n`, and given the file's `\r\n` when it has them: text equal

@@ -129,9 +129,9 @@ fn without_empty_runs(template: &str, bindings: &Bindings<'_>) -> String {
     }
 }
 
-/// Where a capture of a compound expression was placed in a filled template: its piece and
-/// byte range.
-type Placed = (usize, std::ops::Range<usize>);
+/// Where a capture of a compound expression was placed in a filled template: its piece, byte
+/// range, and whether it is an argument form (`*a`, `k=v`).
+type Placed = (usize, std::ops::Range<usize>, bool);
 
 /// Which captures to parenthesise.
 enum Wrap {
@@ -158,7 +158,7 @@ fn as_block(out: &str, indent: &str) -> (String, usize) {
 /// read there as one node: the judgement a template makes for its captures, for code put in
 /// place otherwise (`replace: {of, by}`).
 pub fn needs_wrapping(out: &str, at: std::ops::Range<usize>, indent: &str) -> bool {
-    match needs_parentheses(out, &[(0, at.clone())], indent) {
+    match needs_parentheses(out, &[(0, at.clone(), false)], indent) {
         Wrap::None => false,
         Wrap::These(_) => true,
         Wrap::AllIfItHelps(_) => {
@@ -201,11 +201,11 @@ fn needs_parentheses(out: &str, placed: &[Placed], indent: &str) -> Wrap {
             .any(|e| !e.version_only)
     };
     if root.has_error() || cpython_rejects() {
-        return Wrap::AllIfItHelps(placed.iter().map(|(piece, _)| *piece).collect());
+        return Wrap::AllIfItHelps(placed.iter().map(|(piece, ..)| *piece).collect());
     }
     let wrap: Vec<usize> = placed
         .iter()
-        .filter(|(_, range)| {
+        .filter(|(_, range, form)| {
             let wanted = range.start + shift..range.end + shift;
             let node = root.descendant_for_byte_range(wanted.start, wanted.end);
             // CPython flattens `a and b and c` into one operation: keep the capture's own.
@@ -217,29 +217,32 @@ fn needs_parentheses(out: &str, placed: &[Placed], indent: &str) -> Wrap {
             // sitter reads `{y := 7}` as a walrus, CPython as `y` formatted by `= 7`).
             let spec_colon = |n: tree_sitter::Node<'_>| {
                 matches!(n.kind(), "named_expression" | "lambda")
-                    && n.parent().is_some_and(|p| p.kind() == "interpolation")
+                    && n.parent()
+                        .is_some_and(|p| matches!(p.kind(), "interpolation" | "format_expression"))
             };
-            // An argument form is whole only as an element: tree-sitter reads `*a * b` as an
-            // operation on `*a`, CPython as `*(a * b)`.
+            // An argument form (`*a`, `k=v`) is whole only as an element: tree-sitter reads
+            // `*a * b` as an operation on `*a`, CPython as `*(a * b)`; `k=v` alone is an
+            // assignment.
             let loose_form = |n: tree_sitter::Node<'_>| {
-                is_argument_form(n.kind())
-                    && !n.parent().is_some_and(|p| {
-                        matches!(
-                            p.kind(),
-                            "argument_list"
-                                | "list"
-                                | "tuple"
-                                | "set"
-                                | "expression_list"
-                                | "dictionary"
-                        )
-                    })
+                *form
+                    && !(is_argument_form(n.kind())
+                        && n.parent().is_some_and(|p| {
+                            matches!(
+                                p.kind(),
+                                "argument_list"
+                                    | "list"
+                                    | "tuple"
+                                    | "set"
+                                    | "expression_list"
+                                    | "dictionary"
+                            )
+                        }))
             };
             node.is_none_or(|n| {
                 n.byte_range() != wanted || flattened(n) || spec_colon(n) || loose_form(n)
             })
         })
-        .map(|(piece, _)| *piece)
+        .map(|(piece, ..)| *piece)
         .collect();
     if wrap.is_empty() {
         Wrap::None
@@ -325,7 +328,8 @@ fn fill(
                 let start = out.len();
                 place_capture(&mut out, capture, source, indent, between_parens);
                 if compound {
-                    placed.push((index, start..out.len()));
+                    let form = matches!(capture, Capture::One(n) if is_argument_form(n.kind()));
+                    placed.push((index, start..out.len(), form));
                 }
                 if parenthesised {
                     out.push(')');
