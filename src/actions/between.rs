@@ -88,15 +88,9 @@ fn parenthesized(
     text: String,
     expression: bool,
 ) -> String {
-    // A generator that is a call's only argument shares the call's parentheses (tree-sitter
-    // makes it the argument list itself): what replaces it keeps them.
-    let call_parens = count == 1
-        && first.kind() == "generator_expression"
-        && first
-            .parent()
-            .and_then(|p| p.child_by_field_name("arguments"))
-            == Some(first);
-    if call_parens {
+    // A generator that is a call's only argument shares the call's parentheses: what
+    // replaces it keeps them.
+    if count == 1 && crate::python::is_call_generator(first) {
         return format!("({text})");
     }
     if !expression {
@@ -185,11 +179,13 @@ fn fitted(
             format!("`by` writes `{text}`, which is not {what} as the capture is"),
         ))
     };
-    let parent = nodes.first().map_or("", |n| match n.parent() {
+    let parent = nodes.first().map_or("", |n| {
         // A generator that is a call's only argument stands for the call's arguments.
-        Some(p) if p.child_by_field_name("arguments") == Some(*n) => "argument_list",
-        Some(p) => p.kind(),
-        None => "",
+        if crate::python::is_call_generator(*n) {
+            "argument_list"
+        } else {
+            n.parent().map_or("", |p| p.kind())
+        }
     });
     let kind = nodes.first().map_or("", |n| n.kind());
     let one_expression = !run

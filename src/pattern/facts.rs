@@ -21,6 +21,21 @@ pub(super) fn literals_of(root: &PatNode) -> Vec<String> {
     out
 }
 
+/// The one metavariable a node pattern holds, tokens aside (`($X)`, `($$$A)`), if that is all
+/// it holds: such an argument list also stands for a generator that is its call's argument
+/// list (`f(x for x in y)`), for the matcher and for the query that finds its candidates.
+pub(crate) fn lone_metavariable(n: &NodePattern) -> Option<&PatNode> {
+    let mut inner = n
+        .children
+        .iter()
+        .map(|(_, c)| c)
+        .filter(|c| !matches!(c, PatNode::Node(t) if !t.named));
+    match (inner.next(), inner.next()) {
+        (Some(only @ (PatNode::Var(_) | PatNode::Multi(_))), None) => Some(only),
+        _ => None,
+    }
+}
+
 /// The kind ids a match of a pattern rooted at `root` stands at, where its root says.
 pub(super) fn root_kinds(root: &PatNode) -> Option<Vec<u16>> {
     match root {

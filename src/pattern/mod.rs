@@ -5,7 +5,7 @@
 //! candidates fast, and the [`matcher`] then checks each candidate exactly (sequence
 //! metavariables, keyword arguments in any order, repeated names binding the same text).
 
-mod facts;
+pub(crate) mod facts;
 pub mod matcher;
 pub mod meta;
 mod optional;

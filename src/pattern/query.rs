@@ -7,6 +7,7 @@
 
 use std::fmt::Write;
 
+use super::facts::lone_metavariable;
 use super::{NodePattern, PatNode};
 
 /// The capture that marks a candidate's root node.
@@ -58,7 +59,7 @@ fn write_node(node: &PatNode, out: &mut String, predicates: &mut Vec<String>) {
         }
         PatNode::Node(n) if !n.named => out.push('_'),
         // `f($X)` also matches `f(x for x in y)`, whose generator is the argument list.
-        PatNode::Node(n) if n.kind == "argument_list" && lone_metavariable(n) => {
+        PatNode::Node(n) if n.kind == "argument_list" && lone_metavariable(n).is_some() => {
             out.push_str("(_)")
         }
         PatNode::Node(n) => {
@@ -82,18 +83,6 @@ fn write_node(node: &PatNode, out: &mut String, predicates: &mut Vec<String>) {
             out.push(')');
         }
     }
-}
-
-/// Whether a node's only child, tokens aside, is one metavariable.
-fn lone_metavariable(n: &NodePattern) -> bool {
-    let mut inner = n
-        .children
-        .iter()
-        .filter(|(_, c)| !matches!(c, PatNode::Node(t) if !t.named));
-    matches!(
-        (inner.next(), inner.next()),
-        (Some((_, PatNode::Var(_) | PatNode::Multi(_))), None)
-    )
 }
 
 /// Whether a child is kept in the query: tokens, sequence metavariables and keyword arguments

@@ -40,13 +40,7 @@ pub fn substitute(template: &str, bindings: &Bindings<'_>, source: &str, indent:
         // written in parentheses, it is refused, not read as `*(a.x)`.
         Wrap::AllIfItHelps(wrap) => {
             let wrapped = fill(&wrap).0;
-            let form = |i: &usize| match &pieces[*i].var {
-                Some(Metavar::Single(Some(name))) => bindings
-                    .get(name)
-                    .is_some_and(|c| matches!(c, Capture::One(n) if is_argument_form(n.kind()))),
-                _ => false,
-            };
-            if parses(&wrapped, indent) || wrap.iter().any(form) {
+            if parses(&wrapped, indent) || placed.iter().any(|(.., form)| *form) {
                 out = wrapped;
             }
         }
@@ -265,11 +259,11 @@ fn is_compound(kind: &str) -> bool {
     is_argument_form(kind)
         || matches!(
             kind,
-            "dictionary" | "set" | "dictionary_comprehension" | "set_comprehension"
-        )
-        || matches!(
-            kind,
-            "integer"
+            "dictionary"
+                | "set"
+                | "dictionary_comprehension"
+                | "set_comprehension"
+                | "integer"
                 | "float"
                 | "binary_operator"
                 | "boolean_operator"

@@ -315,6 +315,17 @@ const COMPOUND: &[&str] = &[
     "decorated_definition",
 ];
 
+/// Whether `node` is a generator that is its call's only argument, written without parentheses
+/// of its own (`f(x for x in y)`): tree-sitter makes it the call's argument list itself, so the
+/// parentheses it spans are the call's.
+pub fn is_call_generator(node: Node<'_>) -> bool {
+    node.kind() == "generator_expression"
+        && node
+            .parent()
+            .and_then(|p| p.child_by_field_name("arguments"))
+            == Some(node)
+}
+
 /// The nodes from `root` down towards `node`, outermost first, `node` itself left out: one
 /// descent, where climbing with tree-sitter's `Node::parent` (which searches from the root on
 /// every call) would cost the depth squared. Callers that need only the top part stop early.

@@ -316,15 +316,9 @@ impl<'s> Matcher<'s> {
         node: Node<'t>,
         b: &mut Bindings<'t>,
     ) -> bool {
-        let inner: Vec<&PatNode> = p
-            .children
-            .iter()
-            .map(|(_, c)| c)
-            .filter(|c| !matches!(c, PatNode::Node(t) if !t.named))
-            .collect();
-        match inner.as_slice() {
-            [PatNode::Var(name)] => self.bind(name, Capture::One(node), b),
-            [PatNode::Multi(name)] => self.bind(name, Capture::Many(vec![node]), b),
+        match super::facts::lone_metavariable(p) {
+            Some(PatNode::Var(name)) => self.bind(name, Capture::One(node), b),
+            Some(PatNode::Multi(name)) => self.bind(name, Capture::Many(vec![node]), b),
             _ => false,
         }
     }
