@@ -374,14 +374,23 @@ fn tokenizer_limit(parsed: &ruff_python_parser::Parsed<ast::Mod>) -> Option<Comp
 }
 
 /// `compile_errors`, on the stack the caller already made deep enough (`on_stack_for`).
-pub(super) fn compile_errors_here(text: &str, detached: bool) -> Vec<CompileError> {
+fn compile_errors_here(text: &str, detached: bool) -> Vec<CompileError> {
     let (major, minor) = VERSION;
     let options =
         ParseOptions::from(Mode::Module).with_target_version(PythonVersion { major, minor });
-    let parsed = parse_unchecked(text, options);
+    compile_errors_of(text, &parse_unchecked(text, options), detached)
+}
+
+/// `compile_errors` of `text` as `parsed` (for [`VERSION`], without errors), on a stack deep
+/// enough: a caller that parsed the text for its syntax errors need not parse it again.
+pub(super) fn compile_errors_of(
+    text: &str,
+    parsed: &ruff_python_parser::Parsed<ast::Mod>,
+    detached: bool,
+) -> Vec<CompileError> {
     let range = |r: ruff_text_size::TextRange| usize::from(r.start())..usize::from(r.end());
     let mut out = Vec::new();
-    out.extend(tokenizer_limit(&parsed));
+    out.extend(tokenizer_limit(parsed));
     let mut context = Context {
         checker: SemanticSyntaxChecker::new(),
         errors: RefCell::default(),

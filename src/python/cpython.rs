@@ -70,7 +70,8 @@ fn chunk_errors_here(text: &str, detached: bool) -> Vec<CpythonError> {
     out.extend(tab_error(text));
     if out.iter().all(|e| e.version_only) {
         // Already on a stack sized for `text` (see `chunk_errors`): not a second one.
-        let compiled = super::compile_check::compile_errors_here(text, detached);
+        // The same parse: the checker's Python is the oldest one too (see `compile_check`).
+        let compiled = super::compile_check::compile_errors_of(text, &parsed, detached);
         out.extend(compiled.into_iter().map(|e| CpythonError {
             range: e.range,
             message: e.message,
