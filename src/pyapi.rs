@@ -427,8 +427,10 @@ impl NativeRules {
     }
 
     /// Patches `source`; returns the output and the drift of `on_miss: warn` rules as
-    /// exception instances to warn with.
-    #[pyo3(signature = (source, filename, versions, phase, context))]
+    /// exception instances to warn with. `compiled`: the caller compiles the output next and
+    /// asks again without it where CPython refuses it (see `Engine::compiled_by_caller`).
+    #[pyo3(signature = (source, filename, versions, phase, context, compiled=false))]
+    #[allow(clippy::too_many_arguments)] // Python's keyword arguments, one by one
     fn apply(
         &self,
         py: Python<'_>,
@@ -437,13 +439,17 @@ impl NativeRules {
         versions: Vec<(String, String)>,
         phase: Option<&str>,
         context: ContextArg,
+        compiled: bool,
     ) -> PyResult<(String, Vec<PyErr>, String)> {
         let result = py.detach(|| {
             let (source_context, modules, module, unit) = context;
             let context = (source_context.as_deref(), modules, module.as_deref());
             let mut request = Request::new(source, filename, &versions, phase, context)?;
             request.unit = unit.as_deref();
-            let engine = request.engine(&self.set)?;
+            let mut engine = request.engine(&self.set)?;
+            if compiled {
+                engine = engine.compiled_by_caller();
+            }
             engine.patch(request.target()).map_err(Error::from)
         });
         let patched = result.map_err(|e| to_py_err(py, &e))?;

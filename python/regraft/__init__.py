@@ -263,6 +263,8 @@ class Rules:
         on_error: str = "raise",
         module: Optional[str] = None,
         unit: Optional[str] = None,
+        *,
+        _compiled: bool = False,
     ) -> str:
         """Returns ``source`` patched by every active rule.
 
@@ -280,6 +282,10 @@ class Rules:
         ``unit`` says ``source`` is one class or function of its module (its name), as
         ``inspect.getsource`` gives it: rules scoped to another class or function leave it
         alone instead of reporting their own class missing as drift.
+
+        ``_compiled`` (the import hook's): the caller compiles the result itself, so the check
+        that CPython compiles the whole output is left to it; it must ask again without this
+        where ``compile()`` refuses the result, for the precise refusal.
         """
         if on_error not in ("raise", "warn"):
             raise ValueError(f"on_error must be 'raise' or 'warn', not {on_error!r}")
@@ -288,7 +294,7 @@ class Rules:
         while rules is not None:
             try:
                 output, _ = rules._apply_reporting(source, filename, versions, phase, context,
-                                                   module, unit)
+                                                   module, unit, _compiled)
                 return output
             except RegraftError as error:
                 if on_error == "raise":
@@ -323,12 +329,13 @@ class Rules:
         pairs = [(str(k), str(v)) for k, v in versions.items()]
         return self._native.would_run(filename, pairs, phase, unit, module)
 
-    def _apply_reporting(self, source, filename, versions, phase, context, module, unit) -> tuple:
+    def _apply_reporting(self, source, filename, versions, phase, context, module, unit,
+                         compiled=False) -> tuple:
         """The patched text and what each rule did, from one run; `on_miss: warn` drift is
         warned about, failures raise."""
         source, unit, unwrap = _method_unit(source, unit)
         output, drift, raw = self._native.apply(
-            *self._request(source, filename, versions, phase, context, module, unit)
+            *self._request(source, filename, versions, phase, context, module, unit), compiled
         )
         for warning in drift:
             warnings.warn(str(warning), RuntimeWarning, stacklevel=3)

@@ -37,16 +37,34 @@ class _Loader(importlib.machinery.SourceFileLoader):
         with open(path, "rb") as f:
             raw = f.read()
         source = importlib.util.decode_source(raw)
-        # Every installed pack that selects the module, the first installed first: a later
-        # pack sees the earlier one's edits, as a rule `after:` another does.
+        # CPython's compile() judges the whole patched text (the patch leaves that check to
+        # it); where it refuses, the packs are asked again with every check of their own, for
+        # a refusal that names the rule and the place.
+        patched = self._patched_by_all(fullname, path, source, compiled=True)
+        try:
+            return self._code(fullname, path, source, patched)
+        except SyntaxError:
+            checked = self._patched_by_all(fullname, path, source, compiled=False)
+            if checked == patched:
+                raise  # CPython refuses what every check passes: its own word, as it is
+            return self._code(fullname, path, source, checked)
+
+    def _patched_by_all(self, fullname: str, path: str, source: str, compiled: bool) -> str:
+        """``source`` patched by every installed pack that selects the module, the first
+        installed first: a later pack sees the earlier one's edits, as a rule ``after:``
+        another does."""
         patched = source
         for hook in self._hooks:
             before = patched
-            patched = hook.patched_source(fullname, path, patched)
+            patched = hook.patched_source(fullname, path, patched, compiled)
             if patched != before and fullname not in hook.modules:
                 hook.modules.append(fullname)
+        return patched
+
+    def _code(self, fullname: str, path: str, source: str, patched: str) -> types.CodeType:
         if patched == source:
             # Nothing changed: the normal loader, with its bytecode cache.
+            self._patched = None
             return importlib.machinery.SourceFileLoader(fullname, path).get_code(fullname)
         # The module file's own entry shows the patched text to `inspect.getsource` of its
         # classes; the code names a file that holds it (see `_sources`), so tracebacks show
@@ -175,7 +193,11 @@ class Hook(importlib.abc.MetaPathFinder):
         except RegraftError:
             return True  # let patching report the problem where it happens
 
-    def patched_source(self, fullname: str, path: str, source: str) -> str:
+    def patched_source(self, fullname: str, path: str, source: str, compiled: bool = False) -> str:
+        """``source`` patched by this hook's rules (from the cache where it holds it).
+        ``compiled``: the caller compiles the result and asks again without this where CPython
+        refuses it — that second asking reads no cache entry (it may be the refused text) and
+        replaces it."""
         versions = self._versions()
         key = None
         if self._cache is not None:
@@ -184,7 +206,7 @@ class Hook(importlib.abc.MetaPathFinder):
             key = self._cache.key([source, path, fullname, self.rules.fingerprint,
                                    repr(sorted(versions.items())), self.phase or "",
                                    self.on_error, __version__])
-            found = self._cache.read(key)
+            found = self._cache.read(key) if compiled else None
             if found is not None:
                 self.hits += 1
                 text, drift = found
@@ -196,7 +218,8 @@ class Hook(importlib.abc.MetaPathFinder):
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             patched = self.rules.apply(source, filename=path, versions=versions, phase=self.phase,
-                                       on_error=self.on_error, module=fullname)
+                                       on_error=self.on_error, module=fullname,
+                                       _compiled=compiled)
         drift = [str(w.message) for w in caught if issubclass(w.category, RuntimeWarning)]
         for w in caught:
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)

@@ -87,6 +87,9 @@ pub struct Engine<'r> {
     /// The path `files` globs see instead of the target's own (a module imported at run time
     /// is seen by its path below its import root, as `apply` in site-packages sees it).
     selected_as: Option<&'r str>,
+    /// The caller compiles the output with CPython itself (the import hook): the whole-output
+    /// check is left to that compiler, which is the judge it stands in for.
+    compiled_by_caller: bool,
 }
 
 impl<'r> Engine<'r> {
@@ -112,7 +115,16 @@ impl<'r> Engine<'r> {
             unit: None,
             excluded: &[],
             selected_as: None,
+            compiled_by_caller: false,
         }
+    }
+
+    /// Leaves the check that CPython compiles the whole output to the caller, which compiles
+    /// it next (the import hook) and asks again without this where the compiler refuses it:
+    /// each step's own checks still run, and the parse of the output is not paid twice.
+    pub fn compiled_by_caller(mut self) -> Self {
+        self.compiled_by_caller = true;
+        self
     }
 
     /// Lets every rule select every file: for source that has no file name (a class's source
@@ -338,14 +350,21 @@ impl<'r> Engine<'r> {
         if let Some(parsed) = regions {
             let survey = self.run_to_fixed_point(&schedule, target, parsed, hits.as_ref());
             if survey.errors.is_empty() && survey.misses.is_empty() {
-                return compiled_output(target, survey);
+                return self.compiled_output(target, survey);
             }
         }
         let parsed = Parsed::whole(parse_target(target)?);
-        compiled_output(
-            target,
-            self.run_to_fixed_point(&schedule, target, parsed, hits.as_ref()),
-        )
+        let survey = self.run_to_fixed_point(&schedule, target, parsed, hits.as_ref());
+        self.compiled_output(target, survey)
+    }
+
+    /// The survey, where CPython compiles its output (see [`compiled_output`]) or the caller
+    /// compiles it itself (see [`Engine::compiled_by_caller`]).
+    fn compiled_output(&self, target: Target<'_>, survey: Survey) -> Result<Survey, PatchError> {
+        if self.compiled_by_caller {
+            return Ok(survey);
+        }
+        compiled_output(target, survey)
     }
 
     /// Runs the rules on a parsed file, then checks that running them on their own output

@@ -128,3 +128,46 @@ def test_apply_with_a_module_name_selects_by_the_path_below_the_import_root():
     assert 'raise ValueError("patched boom")' in patched
     package = rules.apply(source, "/x/toymodels/m/__init__.py", versions={}, module="toymodels.m")
     assert package == source, "a package's file is its __init__.py"
+
+
+MISPLACED_NONLOCAL = """\
+id: misplaced-nonlocal
+files: ["**/judged/mod.py"]
+match: "x = 1"
+action: {replace: "nonlocal q"}
+"""
+
+
+@pytest.mark.parametrize("cached", [False, True])
+def test_what_only_a_whole_module_check_refuses_is_refused_at_import(tmp_path, monkeypatch, cached):
+    """The hook leaves the check that CPython compiles the whole patched module to its own
+    compile(); where compile() refuses, the rules are asked again with every check, so the
+    refusal names the rule and the place (a step checks a statement in a loop out of its
+    context, and `nonlocal` at module level is an error of the whole module only)."""
+    package = tmp_path / "judged"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "mod.py").write_text("for i in range(2):\n    x = 1\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    cache = tmp_path / "cache"
+    cache.mkdir(mode=0o700)
+    rules = regraft.Rules.parse(MISPLACED_NONLOCAL)
+
+    def fresh(on_error):
+        for name in ["judged.mod", "judged"]:
+            sys.modules.pop(name, None)
+        hook = regraft.install(rules, packages=["judged"], versions={}, on_error=on_error,
+                               cache=str(cache) if cached else None)
+        try:
+            return importlib.import_module("judged.mod")
+        finally:
+            regraft.uninstall(hook)
+
+    for _ in range(2):  # the second start finds what the first left in the cache
+        with pytest.raises(regraft.RegraftError,
+                           match="nonlocal declaration not allowed at module level") as refused:
+            fresh("raise")
+        assert not isinstance(refused.value, SyntaxError)
+        with pytest.warns(RuntimeWarning, match="nonlocal declaration not allowed at module level"):
+            module = fresh("warn")
+        assert module.x == 1, "the module imports as it is"
