@@ -265,10 +265,19 @@ def lines_of(unit: Any, filename: str) -> Tuple[List[str], int]:
     known = _LOCATED.get(key)
     if known is not None and known[0] is module_lines:
         return known[1], known[2]
-    start = None if sys.version_info >= (3, 13) else _class_index(filename, module_lines).get(unit.__qualname__)
-    if start is not None and not _starts_class(module_lines, start, unit.__name__):
-        _CLASS_LINES.pop(filename, None)
+    recorded = vars(unit).get("__firstlineno__")
+    if sys.version_info >= (3, 13) and recorded is not None:
+        # Where the class says it starts, in the file its code is in: `inspect` would read the
+        # file of the module `__module__` names, which may be another (see `_home`). (Setting
+        # `__module__` drops `__firstlineno__`: the class is then found as before 3.13.)
+        start = recorded - 1
+        if start < 0 or not _starts_class(module_lines, start, unit.__name__):
+            start = None
+    else:
         start = _class_index(filename, module_lines).get(unit.__qualname__)
+        if start is not None and not _starts_class(module_lines, start, unit.__name__):
+            _CLASS_LINES.pop(filename, None)
+            start = _class_index(filename, module_lines).get(unit.__qualname__)
     if start is not None and module_lines:
         found, first = inspect.getblock(module_lines[start:]), start + 1
     else:

@@ -21,7 +21,7 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from . import _additions, _sources
+from . import _additions, _home, _sources
 from ._sources import find as _find, lines_of as _lines_of, span as _span
 from ._native import RegraftError
 
@@ -146,7 +146,7 @@ def _locate(obj: Any) -> Tuple[Any, types.ModuleType, str]:
     and the qualified path of ``obj``; reads no source."""
     func = _function(obj)
     target = func if func is not None else obj
-    module = inspect.getmodule(target)
+    module = _home.module_of(target)  # where its code runs, not what `__module__` says
     if module is None:
         raise TypeError(f"cannot patch {obj!r}: it belongs to no module")
     qualname = getattr(target, "__qualname__", getattr(target, "__name__", ""))
@@ -237,7 +237,7 @@ def _patch(obj: Any, rules: Any, phase: Optional[str], versions: Optional[Mappin
     if versions is None:
         versions = _imported_versions(tuple(rules.packages))
     unit = path.split(".")[0]
-    name = getattr(module, "__name__", None)
+    name = _home.import_name(module)
     if not rules._would_run(filename, versions, phase, unit, name):
         # Nothing would change: reading the source (inspect parses the whole module to find a
         # class) would cost most of the call.
@@ -283,7 +283,7 @@ def _patch(obj: Any, rules: Any, phase: Optional[str], versions: Optional[Mappin
     before = (_sources.lines(padded), before_tree)
     additions = _additions.added(tree, unit)
     _additions.check(additions, module, path)
-    added_name = _sources.register(filename, module.__name__, output, fallback + "+")
+    added_name = _sources.register(filename, name, output, fallback + "+")
     added_lines = out_lines
     handle._lines.append(added_name)
     if not isinstance(obj, type):
@@ -294,7 +294,7 @@ def _patch(obj: Any, rules: Any, phase: Optional[str], versions: Optional[Mappin
         output = "".join(out_lines)
     # The patched text at the object's original line numbers, in a file of its own (see
     # `_sources`): tracebacks show it with any handler, also after `linecache.clearcache()`.
-    name = _sources.register(filename, module.__name__, output, fallback)
+    name = _sources.register(filename, name, output, fallback)
     handle._lines.append(name)
     _INFO[name] = info
     try:
