@@ -189,12 +189,19 @@ pub struct Prefilter {
     needs: Vec<Vec<usize>>,
     /// For each rule, the indexes of the literals every match contains (its pattern's).
     inside_matches: Vec<Vec<usize>>,
+    /// For each rule, the indexes of the literals the top-level statement of every match holds
+    /// (its pattern's, or else those of what an enclosing scope must hold).
+    in_statements: Vec<Vec<usize>>,
 }
 
 impl Prefilter {
     /// Builds the prefilter from each rule's required literals and, among them, those that lie
-    /// inside every match of the rule.
-    pub fn new(rule_literals: &[Vec<String>], inside_matches: &[Vec<String>]) -> Self {
+    /// inside every match of the rule and those in every match's top-level statement.
+    pub fn new(
+        rule_literals: &[Vec<String>],
+        inside_matches: &[Vec<String>],
+        in_statements: &[Vec<String>],
+    ) -> Self {
         /// Each distinct literal's index in `literals` (a search of the list per literal was
         /// quadratic in a pack of thousands of rules).
         #[derive(Default)]
@@ -226,6 +233,7 @@ impl Prefilter {
         let mut interner = Interner::default();
         let needs = interner.lists(rule_literals);
         let inside_matches = interner.lists(inside_matches);
+        let in_statements = interner.lists(in_statements);
         let literals = interner.literals;
         let automaton = (!literals.is_empty()).then(|| Literals::new(&literals));
         Self {
@@ -233,6 +241,7 @@ impl Prefilter {
             literals: literals.iter().map(|l| l.to_string()).collect(),
             needs,
             inside_matches,
+            in_statements,
         }
     }
 
@@ -277,7 +286,22 @@ impl Prefilter {
     /// no match, and no occurrence), with the others, which a match's line must hold too.
     /// `None` when a rule has no such literal (its matches could be anywhere).
     pub fn anchors(&self, hits: &Hits, rules: &[usize]) -> Option<Vec<Anchor<'_>>> {
-        if !self.anchored(rules) {
+        self.anchors_among(hits, rules, &self.inside_matches)
+    }
+
+    /// As [`Prefilter::anchors`], of the literals each rule's matches' top-level statements
+    /// hold: where those statements are.
+    pub fn statement_anchors(&self, hits: &Hits, rules: &[usize]) -> Option<Vec<Anchor<'_>>> {
+        self.anchors_among(hits, rules, &self.in_statements)
+    }
+
+    fn anchors_among(
+        &self,
+        hits: &Hits,
+        rules: &[usize],
+        lists: &[Vec<usize>],
+    ) -> Option<Vec<Anchor<'_>>> {
+        if rules.iter().any(|&r| lists[r].is_empty()) {
             return None;
         }
         // The offsets of each literal, gathered in one pass: filtering every hit per rule
@@ -290,7 +314,7 @@ impl Prefilter {
             rules
                 .iter()
                 .map(|&r| {
-                    let inside = &self.inside_matches[r];
+                    let inside = &lists[r];
                     let rarest = *inside
                         .iter()
                         .min_by_key(|&&l| at[l].len())
@@ -339,6 +363,7 @@ mod tests {
                 vec![],
             ],
             &[vec![], vec![], vec![]],
+            &[vec![], vec![], vec![]],
         );
         assert_eq!(
             p.possible(&p.scan("x = decoder_layer(h)")),
@@ -363,6 +388,7 @@ mod tests {
                 vec!["self".into(), "mlp".into()],
                 vec![],
             ],
+            &[vec![], vec![], vec![]],
         );
         let text = "x = self.mlp(h)\ny = decoder_layer(x)\nz = self.norm(y)\n";
         assert_eq!(p.anchor_offsets(&p.scan(text), &[0]), Some(vec![20]));
@@ -379,6 +405,7 @@ mod tests {
         for long in ["zz".to_string(), "z".repeat(DFA_LITERAL_LEN + 1)] {
             let p = Prefilter::new(
                 &[vec!["norm".into(), "layer_norm".into(), "aa".into(), long]],
+                &[vec![]],
                 &[vec![]],
             );
             let text = "x = layer_norm(aaa)\ny = norm(x)\n";
@@ -412,7 +439,7 @@ mod tests {
         ];
         for literals in sets {
             let owned: Vec<String> = literals.iter().map(|l| l.to_string()).collect();
-            let p = Prefilter::new(&[owned], &[vec![]]);
+            let p = Prefilter::new(&[owned], &[vec![]], &[vec![]]);
             let library = aho_corasick::AhoCorasick::builder()
                 .kind(Some(aho_corasick::AhoCorasickKind::ContiguousNFA))
                 .build(literals)
@@ -435,7 +462,7 @@ mod tests {
             .map(|i| format!("f{i}"))
             .chain(["12".to_string(), "2".repeat(DFA_LITERAL_LEN + 1)])
             .collect();
-        let p = Prefilter::new(std::slice::from_ref(&literals), &[vec![]]);
+        let p = Prefilter::new(std::slice::from_ref(&literals), &[vec![]], &[vec![]]);
         assert!(matches!(p.automaton, Some(Literals::Chunks(..))));
         let library = aho_corasick::AhoCorasick::builder()
             .kind(Some(aho_corasick::AhoCorasickKind::ContiguousNFA))
@@ -452,7 +479,11 @@ mod tests {
 
     #[test]
     fn an_empty_literal_says_nothing() {
-        let p = Prefilter::new(&[vec!["".into(), "x".into()]], &[vec!["".into()]]);
+        let p = Prefilter::new(
+            &[vec!["".into(), "x".into()]],
+            &[vec!["".into()]],
+            &[vec![]],
+        );
         assert_eq!(p.possible(&p.scan("x")), [true]);
         assert_eq!(p.possible(&p.scan("y")), [false]);
         // Nothing to anchor the rule by: its matches could be anywhere.

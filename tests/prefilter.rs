@@ -13,6 +13,7 @@ fn fixture_files() -> Vec<(String, String)> {
     for dir in [
         "examples/whisper",
         "tests/fixtures/explain",
+        "tests/fixtures/lookups",
         "tests/fixtures/prefilter",
         "tests/fixtures/regions",
     ] {
@@ -137,6 +138,52 @@ fn a_rule_pack_finds_the_same_matches_from_anchor_ancestors_as_from_the_query() 
     compare(&RuleSet::compile(rules).unwrap(), &[]);
 }
 
+/// A rule scoped to a class parses only the top-level statements that hold what the class must
+/// hold; the signature it converts against is read from the statements that may bind its name
+/// (each parsed alone). Both give what the whole parse gives: the last of two definitions, a
+/// class defined after its use through a base imported under another name, and refusals
+/// where a star import, a decorator, a rebinding in a branch or a metaclass stands between.
+#[test]
+fn scoped_rules_and_their_signatures_read_from_statements_give_the_whole_files_reports() {
+    let scoped = "id: scoped\ninside:\n  class:\n    has: self.blocks = ModuleList([$CLS($$$B) for $I in $R])\n  function: forward\n  loop: for $L in self.blocks\nmatch: $X = $L($$$A)\naction:\n  kwargs_to_positional: {signature: $CLS.forward}\nexpect: {min: 0}\non_refuse: warn\n";
+    let local = "id: local\nmatch: x = block($$$A)\naction:\n  kwargs_to_positional: {signature: Block.forward}\nexpect: {min: 0}\n";
+    for (yaml, locator) in [
+        (scoped, regraft::compile::Locator::TopLevel),
+        (
+            local,
+            regraft::compile::Locator::Anchor { assignment: None },
+        ),
+    ] {
+        let set = RuleSet::compile(regraft::rules::load_yaml("r.yaml", yaml).unwrap()).unwrap();
+        assert!(matches!(
+            (set.rules[0].locator, locator),
+            (
+                Some(regraft::compile::Locator::TopLevel),
+                regraft::compile::Locator::TopLevel
+            ) | (
+                Some(regraft::compile::Locator::Anchor { .. }),
+                regraft::compile::Locator::Anchor { .. }
+            )
+        ));
+        compare(&set, &[]);
+    }
+    // What the statements give: the second `Block` (bias before mask) is the one that runs.
+    let set = RuleSet::compile(regraft::rules::load_yaml("r.yaml", scoped).unwrap()).unwrap();
+    let env = crate::util::versions(&[]);
+    let source = include_str!("fixtures/lookups/redefined_later.py");
+    let patched = Engine::new(&set, &env, None)
+        .patch(Target {
+            path: "m.py",
+            source,
+        })
+        .unwrap();
+    assert!(
+        patched.output.contains("x = block(x, b, m)"),
+        "{}",
+        patched.output
+    );
+}
+
 #[test]
 fn every_action_gives_the_same_reports_with_and_without_the_prefilter() {
     let rules = regraft::rules::load_yaml(
@@ -194,8 +241,8 @@ fn the_grammar_table_admits_every_parent_child_pair() {
 /// Where only statement-local rules run, only the statements holding their anchors are
 /// parsed by tree-sitter; a file they would change is still compiled whole once (CPython's
 /// check), so a syntax error elsewhere refuses it as a rule that looks further (here, at its
-/// enclosing function, which has the whole file parsed) does. A file no rule changes is not
-/// checked, as in a file the prefilter skips.
+/// enclosing function, whose top-level statement is parsed) does. A file no rule changes is
+/// not checked, as in a file the prefilter skips.
 #[test]
 fn local_rules_parse_only_the_statements_they_could_match() {
     let source = "broken = = 1\n\ndef f(h):\n    out = decoder_layer(h, output_attentions=True)\n";
@@ -219,7 +266,10 @@ fn local_rules_parse_only_the_statements_they_could_match() {
     let scoped = crate::util::rules(
         "id: s\nmatch: '$OUT = decoder_layer($$$A)'\ninside: {function: f}\naction: {remove_kwargs: [output_attentions]}\n",
     );
-    assert!(scoped.rules[0].locator.is_none());
+    assert_eq!(
+        scoped.rules[0].locator,
+        Some(regraft::compile::Locator::TopLevel)
+    );
     let refused = Engine::new(&scoped, &env, None).patch(target).unwrap_err();
     assert_eq!(refused.kind(), "target-syntax");
 }

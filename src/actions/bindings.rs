@@ -64,6 +64,16 @@ pub(crate) fn live_bindings<'t>(block: Node<'t>, text: &str, name: &str) -> Vec<
     )
 }
 
+/// [`live_bindings`] of a block whose statements that may bind `name` are `statements` (in
+/// order: those whose text holds it, and star imports; any others as well).
+pub(crate) fn live_bindings_among<'t>(
+    statements: &[Node<'t>],
+    text: &str,
+    name: &str,
+) -> Vec<Binding<'t>> {
+    flow(statements, text, name, vec![Binding::Unbound])
+}
+
 fn union<'t>(mut a: Vec<Binding<'t>>, b: Vec<Binding<'t>>) -> Vec<Binding<'t>> {
     for x in b {
         if !a.iter().any(|y| y.key() == x.key()) {

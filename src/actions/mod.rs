@@ -21,6 +21,7 @@ mod rename;
 mod resolve;
 pub mod signature;
 mod statement;
+mod statements;
 mod strings;
 
 use std::ops::Range;

@@ -12,7 +12,8 @@ use tree_sitter::Node;
 
 use super::bindings::{Binding, live_bindings};
 use super::resolve::{
-    ClassId, Loaded, MAX_DEPTH, Signatures, Target, View, function_in, rebound, refused, view_of,
+    ClassId, Loaded, MAX_DEPTH, Signatures, Target, View, function_in, module_bindings, rebound,
+    refused, view_of,
 };
 use super::signature::{LookupError, Signature};
 use crate::python::{definition_name, significant_children};
@@ -50,17 +51,6 @@ impl Source<'_> {
             Source::Here(v) => *v,
             Source::There(l) => view_of(l),
         }
-    }
-}
-
-/// The `class_definition` that starts at byte `at`.
-fn class_node(root: Node<'_>, at: usize) -> Option<Node<'_>> {
-    let mut node = root.descendant_for_byte_range(at, at)?;
-    loop {
-        if node.kind() == "class_definition" && node.start_byte() == at {
-            return Some(node);
-        }
-        node = node.parent()?;
     }
 }
 
@@ -152,7 +142,7 @@ impl Signatures<'_> {
             let Class::Known(id) = c else { return None };
             let source = self.source(here, &id.module)?;
             let m = source.view();
-            let list = class_node(m.root, id.at)?.child_by_field_name("superclasses")?;
+            let list = m.class_at(id.at)?.child_by_field_name("superclasses")?;
             significant_children(list).into_iter().find_map(|k| {
                 let name = k.child_by_field_name("name")?;
                 let value = k.child_by_field_name("value")?;
@@ -200,7 +190,9 @@ impl Signatures<'_> {
             .source(here, &id.module)
             .expect("a known class's module is loaded");
         let m = source.view();
-        let class = class_node(m.root, id.at).expect("a known class is where it was found");
+        let class = m
+            .class_at(id.at)
+            .expect("a known class is where it was found");
         let Some(body) = class.child_by_field_name("body") else {
             return Ok(None);
         };
@@ -297,7 +289,9 @@ impl Signatures<'_> {
             .source(here, &id.module)
             .expect("a known class's module is loaded");
         let m = source.view();
-        let class = class_node(m.root, id.at).expect("a known class is where it was found");
+        let class = m
+            .class_at(id.at)
+            .expect("a known class is where it was found");
         let Some(list) = class.child_by_field_name("superclasses") else {
             return Ok(Vec::new());
         };
@@ -371,7 +365,7 @@ impl Signatures<'_> {
             return Ok(None);
         };
         let first = module_path.split('.').next().unwrap_or(module_path);
-        let bindings = live_bindings(m.root, m.text, first);
+        let bindings = module_bindings(m, first);
         let [binding] = bindings.as_slice() else {
             return Ok(None);
         };
@@ -413,7 +407,7 @@ fn is_inert(m: View<'_>, written: &str) -> bool {
         Some((module, name)) => (module, name),
         None => (written, written),
     };
-    let bindings = live_bindings(m.root, m.text, first);
+    let bindings = module_bindings(m, first);
     if written == "object" {
         return bindings == [Binding::Unbound];
     }

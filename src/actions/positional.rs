@@ -56,7 +56,9 @@ impl ActionUnit for KwargsToPositional {
     fn facts(&self) -> Facts {
         Facts {
             needs: Needs::Call,
-            edits_within_match: false,
+            // It rewrites the argument list alone. The signature it reads lies elsewhere in
+            // the file: `Signatures` reads a file parsed in regions through its own statements.
+            edits_within_match: true,
         }
     }
 

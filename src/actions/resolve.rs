@@ -9,8 +9,9 @@ use std::sync::Arc;
 
 use tree_sitter::{Node, Tree};
 
-use super::bindings::{Binding, live_bindings};
+use super::bindings::{Binding, live_bindings, live_bindings_among};
 use super::signature::{LookupError, Signature, read_function};
+use super::statements::{Statements, class_node};
 use crate::modules::ModuleSource;
 
 /// How many modules one lookup may pass through: real chains are a few links long, and a
@@ -33,6 +34,28 @@ pub(super) struct View<'a> {
     pub name: &'a str,
     /// Whether this is the file being patched (whose signatures can be pointed at).
     pub here: bool,
+    /// Where the tree holds only some of the patched file's statements (a region parse): the
+    /// file read statement by statement, for its module-level names.
+    pub partial: Option<&'a Statements>,
+}
+
+impl<'a> View<'a> {
+    /// The `class_definition` of this module that starts at byte `at`.
+    pub(super) fn class_at(&self, at: usize) -> Option<Node<'a>> {
+        match self.partial {
+            Some(statements) => statements.class_at(self.text, at),
+            None => class_node(self.root, at),
+        }
+    }
+}
+
+/// The bindings of `name` live at the end of module `m` (see `live_bindings`), read from the
+/// statements that may make them where `m`'s tree holds only some.
+pub(super) fn module_bindings<'t>(m: View<'t>, name: &str) -> Vec<Binding<'t>> {
+    match m.partial {
+        Some(statements) => live_bindings_among(&statements.binding(m.text, name), m.text, name),
+        None => live_bindings(m.root, m.text, name),
+    }
 }
 
 /// What a module-level name refers to.
@@ -62,6 +85,10 @@ pub struct Signatures<'c> {
     /// Modules by (importer, import), and by their own names.
     loaded: HashMap<String, Result<Arc<Loaded>, String>>,
     pub(super) by_name: HashMap<String, Arc<Loaded>>,
+    /// Where the trees the lookups are given hold only some of the file's statements (a region
+    /// parse): the file read statement by statement (see `Statements`), made on first use.
+    over_regions: bool,
+    statements: Option<Arc<Statements>>,
     /// Module-level names that edits planned so far in this file introduce (an outline's
     /// `def`), with the byte range of the site that took each: each site is planned on the
     /// same text, so only this tells a second site (a property's setter beside its getter)
@@ -87,8 +114,17 @@ impl<'c> Signatures<'c> {
             path,
             loaded: HashMap::new(),
             by_name: HashMap::new(),
+            over_regions: false,
+            statements: None,
             introduced: HashMap::new(),
         }
+    }
+
+    /// Says the trees the lookups will be given hold only some of the file's statements: the
+    /// file is read for its module-level names where they are, not through those trees.
+    pub fn over_regions(mut self) -> Self {
+        self.over_regions = true;
+        self
     }
 
     /// The signature `name` (`Class.method` or `function`) names, in the file (`root`,
@@ -100,44 +136,63 @@ impl<'c> Signatures<'c> {
         name: &str,
     ) -> &Result<Signature, LookupError> {
         if !self.cache.contains_key(name) {
-            let here = View {
-                root,
-                text: source,
-                name: self.path,
-                here: true,
-            };
-            let mut searched = Vec::new();
-            let mut found = self.lookup(here, here, name, &mut searched);
-            if matches!(found, Err(LookupError::NotFound { .. }))
-                && let Some(context) = self.context
-            {
-                let loaded = self.by_name.entry(CONTEXT.to_string()).or_insert_with(|| {
-                    Arc::new(Loaded {
-                        name: CONTEXT.to_string(),
-                        text: context.into(),
-                        tree: crate::python::parse(context),
-                    })
-                });
-                let loaded = loaded.clone();
-                let there = View {
-                    root: loaded.tree.root_node(),
-                    text: &loaded.text,
-                    name: CONTEXT,
-                    here: false,
-                };
-                found = self.lookup(here, there, name, &mut searched);
-            }
-            let found = match found {
-                Err(LookupError::NotFound { .. }) => Err(LookupError::NotFound { searched }),
-                other => other,
-            }
-            .map(|sig| Signature {
-                name: name.to_string(),
-                ..sig
+            let statements = self.over_regions.then(|| {
+                self.statements
+                    .get_or_insert_with(|| Arc::new(Statements::new(source)))
+                    .clone()
             });
+            let found = self.find(root, source, name, statements.as_deref());
             self.cache.insert(name.to_string(), found);
         }
         &self.cache[name]
+    }
+
+    /// `name` looked up in the file (`root`, `source`; `partial` where `root` holds only some
+    /// of its statements), its bases and imports, or else in the context.
+    fn find(
+        &mut self,
+        root: Node<'_>,
+        source: &str,
+        name: &str,
+        partial: Option<&Statements>,
+    ) -> Result<Signature, LookupError> {
+        let here = View {
+            root,
+            text: source,
+            name: self.path,
+            here: true,
+            partial,
+        };
+        let mut searched = Vec::new();
+        let mut found = self.lookup(here, here, name, &mut searched);
+        if matches!(found, Err(LookupError::NotFound { .. }))
+            && let Some(context) = self.context
+        {
+            let loaded = self.by_name.entry(CONTEXT.to_string()).or_insert_with(|| {
+                Arc::new(Loaded {
+                    name: CONTEXT.to_string(),
+                    text: context.into(),
+                    tree: crate::python::parse(context),
+                })
+            });
+            let loaded = loaded.clone();
+            let there = View {
+                root: loaded.tree.root_node(),
+                text: &loaded.text,
+                name: CONTEXT,
+                here: false,
+                partial: None,
+            };
+            found = self.lookup(here, there, name, &mut searched);
+        }
+        match found {
+            Err(LookupError::NotFound { .. }) => Err(LookupError::NotFound { searched }),
+            other => other,
+        }
+        .map(|sig| Signature {
+            name: name.to_string(),
+            ..sig
+        })
     }
 
     /// `name` looked up from module `m`.
@@ -198,7 +253,7 @@ impl<'c> Signatures<'c> {
                 "`{name}` is imported through more than {MAX_DEPTH} modules"
             )));
         }
-        let bindings = live_bindings(m.root, m.text, name);
+        let bindings = module_bindings(m, name);
         let found_any = bindings.iter().any(|b| !matches!(b, Binding::Unbound));
         if !found_any {
             searched.push(format!("{}: no definition or import of `{name}`", m.name));
@@ -365,6 +420,7 @@ pub(super) fn view_of(loaded: &Loaded) -> View<'_> {
         text: &loaded.text,
         name: &loaded.name,
         here: false,
+        partial: None,
     }
 }
 

@@ -170,6 +170,10 @@ pub enum Locator {
         /// What the statement's logical line shows.
         shape: AssignmentShape,
     },
+    /// The top-level statements holding the rule's statement literals (see
+    /// `CompiledRule::statement_literals`): a match, the class, function and loop it lies in, and
+    /// what their `has`/`lacks` look for all lie in the one top-level statement that holds it.
+    TopLevel,
 }
 
 impl CompiledRule {
@@ -256,7 +260,7 @@ impl CompiledRule {
             && self.rule.expect.is_none_or(|e| e.per.is_none())
             && edits_within_match;
         if !local {
-            return None;
+            return self.top_level(edits_within_match);
         }
         let assignment = assigns_at_top(root).then(|| assignment_shape(&self.pattern.root));
         if !self.pattern.literals.is_empty() {
@@ -264,6 +268,36 @@ impl CompiledRule {
         } else {
             assignment.map(|shape| Locator::Assignment { shape })
         }
+    }
+
+    /// `Locator::TopLevel` for a rule whose conditions reach no further than the scopes its
+    /// match lies in (`inside`, `not_inside`, `unless`, its metavariables' constraints), whose
+    /// action edits only the match, and that has literals to find its statements by.
+    fn top_level(&self, edits_within_match: bool) -> Option<Locator> {
+        let within_its_statement = edits_within_match
+            && self.rule.at.is_empty()
+            && self.when_has.is_none()
+            && self.when_lacks.is_none()
+            && self.rule.when.signature.is_none()
+            && self.rule.expect.is_none_or(|e| e.per.is_none())
+            && self.imports.is_empty();
+        (within_its_statement && !self.statement_literals().is_empty()).then_some(Locator::TopLevel)
+    }
+
+    /// Literals that every match's top-level statement holds: the pattern's (which every match
+    /// holds), or else those of what an enclosing scope must hold (`inside: {class: {has:
+    /// ...}}`), which lies in the same top-level statement.
+    pub fn statement_literals(&self) -> Vec<String> {
+        let own = self.pattern.anchor_literals();
+        if !own.is_empty() {
+            return own;
+        }
+        [&self.class_scope.has, &self.function_scope.has]
+            .into_iter()
+            .flatten()
+            .map(Pattern::anchor_literals)
+            .find(|l| !l.is_empty())
+            .unwrap_or_default()
     }
 
     /// Whether the rule's `files` select `path` (`/`-separated).
@@ -360,12 +394,16 @@ impl RuleSet {
             .iter()
             .map(|r| r.pattern.anchor_literals())
             .collect();
+        let in_statements: Vec<Vec<String>> = compiled
+            .iter()
+            .map(CompiledRule::statement_literals)
+            .collect();
         let by_root_kind = by_root_kind(&compiled);
         let rooted_below = rooted_below(&by_root_kind);
         Ok(RuleSet {
             by_root_kind,
             rooted_below,
-            prefilter: Prefilter::new(&literals, &inside_matches),
+            prefilter: Prefilter::new(&literals, &inside_matches, &in_statements),
             rules: compiled,
         })
     }

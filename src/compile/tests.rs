@@ -72,13 +72,36 @@ fn only_rules_that_edit_within_one_statement_run_on_regions() {
             }
         })
     ));
-    // Insertions write beside the statement; a scope needs the enclosing class.
+    // Insertions write beside the statement.
     assert_eq!(
         locator(r#"{id: r, match: "f($X)", action: {insert_after: "g()"}}"#),
         None
     );
+    // A scope needs the enclosing class: its whole top-level statement, found by the
+    // pattern's literals or, where it has none, by those the class must hold.
     assert_eq!(
         locator(r#"{id: r, inside: {class: C}, match: "f($X)", action: {replace: "g($X)"}}"#),
+        Some(Locator::TopLevel)
+    );
+    let by_scope = r#"{id: r, inside: {class: {has: "self.blocks = ModuleList($A)"}},
+        match: "$X = $Y($$$A)", action: {kwargs_to_positional: {signature: Block.forward}}}"#;
+    assert_eq!(locator(by_scope), Some(Locator::TopLevel));
+    assert!(
+        compile(by_scope).unwrap().rules[0]
+            .statement_literals()
+            .contains(&"ModuleList".into())
+    );
+    // Nothing to find the statement by; a whole-file probe; an `at` position.
+    assert_eq!(
+        locator(
+            r#"{id: r, inside: {class: C}, match: "$X = $Y($A)", action: {replace: "$X = 1"}}"#
+        ),
+        None
+    );
+    assert_eq!(
+        locator(
+            r#"{id: r, inside: {class: C}, when: {has: "import os"}, match: "f($X)", action: {replace: "g($X)"}}"#
+        ),
         None
     );
 }

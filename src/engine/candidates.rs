@@ -89,6 +89,7 @@ fn candidate_statements(
     let mut anchored = Vec::new();
     let mut lines_assign = Vec::new();
     let mut assignments = Vec::new();
+    let mut top_level = Vec::new();
     for id in schedule.open() {
         match engine.rules.rule(id).locator? {
             Locator::Anchor { assignment } => {
@@ -96,11 +97,22 @@ fn candidate_statements(
                 lines_assign.push(assignment);
             }
             Locator::Assignment { shape } => assignments.push(shape),
+            Locator::TopLevel => top_level.push(id.0),
         }
     }
     let mut anchors = engine.rules.prefilter.anchors(hits, &anchored)?;
     for (anchor, assignment) in anchors.iter_mut().zip(lines_assign) {
         anchor.assignment = assignment;
     }
-    crate::python::regions::statement_regions(target.source, &anchors, &assignments)
+    let mut regions =
+        crate::python::regions::statement_regions(target.source, &anchors, &assignments)?;
+    if !top_level.is_empty() {
+        let anchors = engine.rules.prefilter.statement_anchors(hits, &top_level)?;
+        regions.extend(crate::python::regions::top_level_regions(
+            target.source,
+            &anchors,
+        )?);
+        regions = crate::python::regions::merged(regions);
+    }
+    Some(regions)
 }

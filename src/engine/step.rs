@@ -92,6 +92,10 @@ impl Engine<'_> {
         );
         let locator = Locator::new(input.text);
         let mut signatures = Signatures::new(input.path, self.signature_context, self.modules);
+        if input.parsed.regions.is_some() {
+            // The tree holds some statements only: module-level names are read elsewhere.
+            signatures = signatures.over_regions();
+        }
         let mut out = StepOutcome::default();
         let mut planned: Vec<PlannedEdit> = Vec::new();
         let mut failed: Vec<RuleId> = Vec::new();

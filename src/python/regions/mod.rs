@@ -16,6 +16,9 @@ pub use crate::prefilter::{Anchor, AssignmentShape};
 use strings::skip_string;
 
 mod strings;
+mod top_level;
+
+pub use top_level::{TopLevel, top_level_definitions, top_level_regions, top_level_statements};
 
 /// The statements that could hold a match: around each anchor offset whose logical line also
 /// holds the anchor's other texts (and has its shape, for an anchor of an assignment), and
@@ -68,16 +71,21 @@ pub fn statement_regions(
             regions.push(statement_around(&lines, at)?);
         }
     }
+    Some(merged(regions))
+}
+
+/// `regions` in document order, those that overlap or touch made one: fewer ranges for the
+/// parser to step between.
+pub fn merged(mut regions: Vec<Range<usize>>) -> Vec<Range<usize>> {
     regions.sort_by_key(|r| r.start);
     let mut merged: Vec<Range<usize>> = Vec::with_capacity(regions.len());
     for r in regions {
         match merged.last_mut() {
-            // Touching regions merge too: fewer ranges for the parser to step between.
             Some(last) if r.start <= last.end => last.end = last.end.max(r.end),
             _ => merged.push(r),
         }
     }
-    Some(merged)
+    merged
 }
 
 /// The punctuation characters a line records, one bit each.

@@ -213,3 +213,37 @@ fn deep_fstring_nesting_gives_up() {
     }
     assert!(statement_regions(&text, &[at(&text, "x")], &[]).is_none());
 }
+
+#[test]
+fn top_level_statements_are_whole_with_decorators_clauses_and_continued_lines() {
+    let text = "import a\n\n@dec(\n  1)\nclass C:\n    x = 1\n# note\n    def f(self):\n        s = '''\nnot top\n'''\n\nif x:\n    pass\nelse:\n    pass\ny = (1,\n2)\n";
+    let got: Vec<&str> = top_level_statements(text)
+        .expect("scannable")
+        .into_iter()
+        .map(|r| &text[r])
+        .collect();
+    assert_eq!(
+        got,
+        [
+            "import a\n",
+            "@dec(\n  1)\nclass C:\n    x = 1\n# note\n    def f(self):\n        s = '''\nnot top\n'''\n",
+            "if x:\n    pass\nelse:\n    pass\n",
+            "y = (1,\n2)\n",
+        ]
+    );
+    // Each parses alone, with the whole file's offsets, as the file's own statements.
+    let statements = top_level_statements(text).expect("scannable");
+    let tree = crate::python::parse_regions(text, &statements).expect("parses");
+    assert_eq!(tree.root_node().named_child_count(), 4);
+}
+
+#[test]
+fn a_top_level_definition_says_the_name_it_binds() {
+    let text = "@dec(\n  1)\nclass C(B):\n    pass\nasync  def f():\n    pass\nx = 1\nif y:\n    def g(): pass\n";
+    let names: Vec<Option<&str>> = top_level_definitions(text)
+        .expect("scannable")
+        .into_iter()
+        .map(|s| s.defines.map(|r| &text[r]))
+        .collect();
+    assert_eq!(names, [Some("C"), Some("f"), None, None]);
+}

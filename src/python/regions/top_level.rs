@@ -1,0 +1,118 @@
+//! Top-level statements found from a file's bytes: the whole statement a scoped rule's match
+//! lies in (its class, function and loop with it), and the name a definition binds.
+
+use std::ops::Range;
+
+use super::{Anchor, Kind, is_name_byte, logical_lines, starts_keyword};
+
+/// Each top-level statement of `text`, whole: its decorators, header, block and clauses, as
+/// byte ranges of whole lines in document order (blank and comment lines between statements
+/// left out); `None` where the scan cannot follow the text. A match, its class, function and
+/// loop all lie in the one top-level statement that holds it.
+pub fn top_level_statements(text: &str) -> Option<Vec<Range<usize>>> {
+    Some(
+        top_level_definitions(text)?
+            .into_iter()
+            .map(|s| s.range)
+            .collect(),
+    )
+}
+
+/// One top-level statement (see [`top_level_statements`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TopLevel {
+    /// Its lines.
+    pub range: Range<usize>,
+    /// Where it is a `class` or `def` (decorated or not), the name it defines: at module
+    /// level it binds that name and no other.
+    pub defines: Option<Range<usize>>,
+}
+
+/// [`top_level_statements`], each with the name it defines where it is a definition.
+pub fn top_level_definitions(text: &str) -> Option<Vec<TopLevel>> {
+    let b = text.as_bytes();
+    let lines = logical_lines(b)?;
+    let mut out: Vec<TopLevel> = Vec::new();
+    let mut after_decorator = false;
+    for line in lines.iter().filter(|l| l.kind != Kind::Blank) {
+        // A clause continues the statement above it, a definition its decorators.
+        let starts = line.indent == 0 && line.kind != Kind::Clause && !after_decorator;
+        let continues_decorators = line.indent == 0 && after_decorator;
+        match out.last_mut() {
+            Some(last) if !starts => last.range.end = line.end,
+            _ => out.push(TopLevel {
+                range: line.start..line.end,
+                defines: None,
+            }),
+        }
+        if (starts || continues_decorators) && line.kind == Kind::Header {
+            let last = out.last_mut().expect("pushed or continued above");
+            last.defines = defined_name(b, line.start);
+        }
+        if line.indent == 0 {
+            after_decorator = line.kind == Kind::Decorator;
+        }
+    }
+    Some(out)
+}
+
+/// The name a `class NAME`, `def NAME` or `async def NAME` header at `at` defines.
+fn defined_name(b: &[u8], at: usize) -> Option<Range<usize>> {
+    let mut i = at;
+    if starts_keyword(&b[i..], b"async") {
+        i += b"async".len();
+        while matches!(b.get(i), Some(b' ' | b'\t')) {
+            i += 1;
+        }
+    }
+    let keyword: &[u8] = if starts_keyword(&b[i..], b"class") {
+        b"class"
+    } else if starts_keyword(&b[i..], b"def") {
+        b"def"
+    } else {
+        return None;
+    };
+    i += keyword.len();
+    while matches!(b.get(i), Some(b' ' | b'\t')) {
+        i += 1;
+    }
+    let start = i;
+    while b.get(i).is_some_and(|&c| is_name_byte(c)) {
+        i += 1;
+    }
+    (i > start).then_some(start..i)
+}
+
+/// The top-level statements (see [`top_level_statements`]) that hold an anchor's offset and
+/// all of its other texts, in document order; `None` where the scan cannot follow the text.
+pub fn top_level_regions(text: &str, anchors: &[Anchor<'_>]) -> Option<Vec<Range<usize>>> {
+    let statements = top_level_statements(text)?;
+    let mut chosen = vec![false; statements.len()];
+    for anchor in anchors {
+        for &offset in &anchor.offsets {
+            let Some(at) = statements
+                .partition_point(|s| s.start <= offset)
+                .checked_sub(1)
+            else {
+                continue;
+            };
+            let statement = &statements[at];
+            let body = &text.as_bytes()[statement.clone()];
+            if offset < statement.end
+                && anchor
+                    .also
+                    .iter()
+                    .all(|t| memchr::memmem::find(body, t.as_bytes()).is_some())
+            {
+                chosen[at] = true;
+            }
+        }
+    }
+    Some(
+        statements
+            .into_iter()
+            .zip(chosen)
+            .filter_map(|(s, c)| c.then_some(s))
+            .collect(),
+    )
+}
