@@ -167,6 +167,15 @@ fn scoped_rules_and_their_signatures_read_from_statements_give_the_whole_files_r
         ));
         compare(&set, &[]);
     }
+    // A statement-local rule's edit that writes a scoped rule's match, in a later step or in
+    // the same one (then the fixed point catches it): both need the statement's class.
+    let a =
+        "id: a\nmatch: x = block($$$A)\naction: {replace: \"x = layer($$$A)\"}\nexpect: {min: 0}\n";
+    let b = "id: b\ninside: {class: Model, function: forward}\nmatch: x = layer($$$A)\naction: {remove_kwargs: [bias]}\nexpect: {min: 0}\n";
+    for pack in [format!("{a}---\n{b}after: [a]\n"), format!("{a}---\n{b}")] {
+        let set = RuleSet::compile(regraft::rules::load_yaml("r.yaml", &pack).unwrap()).unwrap();
+        compare(&set, &[]);
+    }
     // What the statements give: the second `Block` (bias before mask) is the one that runs.
     let set = RuleSet::compile(regraft::rules::load_yaml("r.yaml", scoped).unwrap()).unwrap();
     let env = crate::util::versions(&[]);

@@ -9,7 +9,7 @@ use super::probe::{inactive_reason, probe};
 use super::schedule::Schedule;
 use super::{Engine, Target};
 use crate::compile::Locator;
-use crate::prefilter::Hits;
+use crate::prefilter::{Anchor, Hits};
 use crate::versions::Gate;
 
 /// What the file is parsed as.
@@ -104,15 +104,14 @@ fn candidate_statements(
     for (anchor, assignment) in anchors.iter_mut().zip(lines_assign) {
         anchor.assignment = assignment;
     }
-    let mut regions =
-        crate::python::regions::statement_regions(target.source, &anchors, &assignments)?;
-    if !top_level.is_empty() {
-        let anchors = engine.rules.prefilter.statement_anchors(hits, &top_level)?;
-        regions.extend(crate::python::regions::top_level_regions(
-            target.source,
-            &anchors,
-        )?);
-        regions = crate::python::regions::merged(regions);
+    let regions = crate::python::regions::statement_regions(target.source, &anchors, &assignments)?;
+    if top_level.is_empty() {
+        return Some(regions);
     }
-    Some(regions)
+    // With a scoped rule in the schedule every region is its whole top-level statement: what
+    // an earlier step writes in a statement may be a match a later scoped rule (or the check
+    // of the fixed point, on the edited regions) sees only with its class and function.
+    let mut anchors = engine.rules.prefilter.statement_anchors(hits, &top_level)?;
+    anchors.push(Anchor::at(regions.iter().map(|r| r.start).collect()));
+    crate::python::regions::top_level_regions(target.source, &anchors)
 }

@@ -289,17 +289,23 @@ fn end_of_compound(lines: &[Line], header: usize) -> usize {
 
 /// Splits the text into logical lines; `None` if f-strings nest too deeply to follow.
 fn logical_lines(b: &[u8]) -> Option<Vec<Line>> {
+    // A byte-order mark is not code: where a line starts is then a guess, so no guess is made.
+    if b.starts_with(b"\xEF\xBB\xBF") {
+        return None;
+    }
     let mut lines = Vec::new();
     let mut i = 0;
     while i < b.len() {
         let start = i;
         let mut indent = 0;
+        let mut form_feed = false;
         while i < b.len() && matches!(b[i], b' ' | b'\t' | b'\x0c' | b'\r') {
             indent = match b[i] {
                 b'\t' => (indent / 8 + 1) * 8,
                 b' ' => indent + 1,
                 _ => indent,
             };
+            form_feed |= b[i] == b'\x0c';
             i += 1;
         }
         let first = i;
@@ -307,6 +313,11 @@ fn logical_lines(b: &[u8]) -> Option<Vec<Line>> {
         i = scan.end;
         let kind = line_kind(&b[first..], scan.last_significant);
         if kind != Kind::Blank && !could_be_python(&b[first..=scan.last_at]) {
+            return None;
+        }
+        // CPython measures a line's indentation from its last form feed, and a line that opens
+        // with a backslash from the line it continues onto: such text is parsed whole.
+        if kind != Kind::Blank && (form_feed || b.get(first) == Some(&b'\\')) {
             return None;
         }
         lines.push(Line {

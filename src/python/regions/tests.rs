@@ -247,3 +247,21 @@ fn a_top_level_definition_says_the_name_it_binds() {
         .collect();
     assert_eq!(names, [Some("C"), Some("f"), None, None]);
 }
+
+#[test]
+fn text_whose_indentation_cpython_measures_otherwise_is_not_scanned() {
+    // After a form feed CPython counts columns from 0; a line opening with a backslash takes the
+    // indentation of the line it continues onto; a byte-order mark is not code.
+    for text in [
+        "class A:\n    pass\n    \x0cclass B:\n        pass\n",
+        "class A:\n    x = 1\n\\\n    y = 2\n",
+        "\u{feff}@dec\nclass A:\n    pass\n",
+    ] {
+        assert_eq!(top_level_statements(text), None, "{text:?}");
+    }
+    // A form feed alone on its line (a page break) is blank, as to CPython.
+    assert_eq!(
+        top_level_statements("x = 1\n\x0c\ny = 2\n").map(|s| s.len()),
+        Some(2)
+    );
+}
