@@ -152,6 +152,16 @@ def lines(text: str) -> List[str]:
     return io.StringIO(text, newline="").readlines()
 
 
+_ORIGINS: Dict[str, str] = {}
+"""The file each name code was compiled under stands for (see ``register``)."""
+
+
+def origin_of(filename: str) -> str:
+    """The file a code object's ``co_filename`` stands for: itself, or for patched code the
+    module file whose text was patched."""
+    return _ORIGINS.get(filename, filename)
+
+
 def register(origin: str, module: str, text: str, fallback: str,
              text_lines: Optional[List[str]] = None) -> str:
     """The file name to compile ``text`` (patched code of ``module``, read from ``origin``)
@@ -169,6 +179,7 @@ def register(origin: str, module: str, text: str, fallback: str,
     # mtime None: `linecache.checkcache` keeps the entry even if a temporary-folder cleaner
     # removes the file while the process runs.
     linecache.cache[name] = (len(text), None, lines(text) if text_lines is None else text_lines, name)
+    _ORIGINS[name] = origin
     return name
 
 

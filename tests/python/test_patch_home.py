@@ -122,3 +122,78 @@ print(__name__, handle.changed, f())
                          text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["__main__", "True", "main!"]
+
+
+UTIL = '''\
+import functools
+
+
+def no_grad(f):
+    @functools.wraps(f)
+    def wrapper(*args, **kwargs):
+        return f(*args, **kwargs)
+
+    return wrapper
+'''
+
+MODEL = '''\
+from typing import NamedTuple
+
+from .util import no_grad
+
+
+def helper():
+    return "model"
+
+
+class PreTrained:
+    @no_grad
+    def _init_weights(self):
+        return helper()
+
+    def forward(self):
+        return helper()
+
+
+class Point(NamedTuple):
+    x: int = 0
+
+    def m(self):
+        return helper()
+'''
+
+
+def test_functions_written_elsewhere_under_a_classs_name_do_not_rehome_it(tmp_path, monkeypatch):
+    """`functools.wraps` copies `__qualname__` onto a wrapper written in the decorator's module,
+    and `namedtuple` sets it on functions of `collections`: a class is not re-homed by them."""
+    package = tmp_path / "wrapped"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "util.py").write_text(UTIL)
+    (package / "model.py").write_text(MODEL)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    model = importlib.import_module("wrapped.model")
+    try:
+        for cls, call in [(model.PreTrained, lambda: model.PreTrained().forward()),
+                          (model.Point, lambda: model.Point().m())]:
+            assert not regraft.patch(cls, rule("wrapped/util.py"), versions={}).changed
+            handle = regraft.patch(cls, rule("wrapped/model.py"), versions={})
+            assert handle.changed and call() == "model!"
+            handle.revert()
+            assert call() == "model"
+    finally:
+        for name in ["wrapped.model", "wrapped.util", "wrapped"]:
+            sys.modules.pop(name, None)
+
+
+def test_code_no_imported_module_holds_is_refused_not_guessed(rehomed):
+    # Its own module gone from sys.modules, a re-homed function's code is in a file no
+    # imported module is read from: neither `__init__.py`'s rules nor `impl.py`'s may guess.
+    impl = sys.modules.pop("rehomed.impl")
+    try:
+        for path in ["rehomed/impl.py", "rehomed/__init__.py"]:
+            with pytest.raises(regraft.RegraftError, match="does not guess"):
+                regraft.patch(rehomed.f, rule(path), versions={})
+    finally:
+        sys.modules["rehomed.impl"] = impl
+    assert rehomed.f() == "impl"
