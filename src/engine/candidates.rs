@@ -79,7 +79,8 @@ fn unmatched_reports(engine: &Engine<'_>, schedule: &Schedule<'_>, text: &str) -
 }
 
 /// The statements of `target` that could hold a match of a rule that runs on it, when every
-/// such rule is statement-local (see `CompiledRule::locator`); `None` otherwise.
+/// such rule has a `Locator` (statement-local rules: the statements; scoped ones: the
+/// top-level statements); `None` otherwise.
 fn candidate_statements(
     engine: &Engine<'_>,
     schedule: &Schedule<'_>,

@@ -76,7 +76,7 @@ pub fn statement_regions(
 
 /// `regions` in document order, those that overlap or touch made one: fewer ranges for the
 /// parser to step between.
-pub fn merged(mut regions: Vec<Range<usize>>) -> Vec<Range<usize>> {
+fn merged(mut regions: Vec<Range<usize>>) -> Vec<Range<usize>> {
     regions.sort_by_key(|r| r.start);
     let mut merged: Vec<Range<usize>> = Vec::with_capacity(regions.len());
     for r in regions {
