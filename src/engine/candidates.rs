@@ -10,6 +10,7 @@ use super::schedule::Schedule;
 use super::{Engine, Target};
 use crate::compile::Locator;
 use crate::prefilter::{Anchor, Hits};
+use crate::python::regions::{LogicalLines, statement_regions_in, top_level_regions};
 use crate::versions::Gate;
 
 /// What the file is parsed as.
@@ -105,7 +106,8 @@ fn candidate_statements(
     for (anchor, assignment) in anchors.iter_mut().zip(lines_assign) {
         anchor.assignment = assignment;
     }
-    let regions = crate::python::regions::statement_regions(target.source, &anchors, &assignments)?;
+    let lines = LogicalLines::scan(target.source)?;
+    let regions = statement_regions_in(&lines, target.source, &anchors, &assignments)?;
     if top_level.is_empty() {
         return Some(regions);
     }
@@ -114,5 +116,5 @@ fn candidate_statements(
     // of the fixed point, on the edited regions) sees only with its class and function.
     let mut anchors = engine.rules.prefilter.statement_anchors(hits, &top_level)?;
     anchors.push(Anchor::at(regions.iter().map(|r| r.start).collect()));
-    crate::python::regions::top_level_regions(target.source, &anchors)
+    Some(top_level_regions(&lines, target.source, &anchors))
 }

@@ -32,13 +32,34 @@ pub fn statement_regions(
     anchors: &[Anchor<'_>],
     assignments: &[AssignmentShape],
 ) -> Option<Vec<Range<usize>>> {
-    let lines = logical_lines(text.as_bytes())?;
+    statement_regions_in(&LogicalLines::scan(text)?, text, anchors, assignments)
+}
+
+/// A text's logical lines, scanned once for every question asked of them here (the statements
+/// around anchors, the top-level statements).
+pub struct LogicalLines(Vec<Line>);
+
+impl LogicalLines {
+    /// The logical lines of `text`; `None` when the text defeats the scan.
+    pub fn scan(text: &str) -> Option<Self> {
+        logical_lines(text.as_bytes()).map(LogicalLines)
+    }
+}
+
+/// [`statement_regions`] of `text`, scanned as `lines`.
+pub fn statement_regions_in(
+    lines: &LogicalLines,
+    text: &str,
+    anchors: &[Anchor<'_>],
+    assignments: &[AssignmentShape],
+) -> Option<Vec<Range<usize>>> {
+    let lines = &lines.0;
     let mut regions: Vec<Range<usize>> = Vec::new();
     if !assignments.is_empty() {
         for (at, line) in lines.iter().enumerate() {
             let wanted = assignments.iter().any(|shape| line.has_shape(shape));
             if wanted && regions.last().is_none_or(|r| r.end <= line.start) {
-                regions.push(statement_around(&lines, at)?);
+                regions.push(statement_around(lines, at)?);
             }
         }
     }
@@ -68,7 +89,7 @@ pub fn statement_regions(
             {
                 continue;
             }
-            regions.push(statement_around(&lines, at)?);
+            regions.push(statement_around(lines, at)?);
         }
     }
     Some(merged(regions))

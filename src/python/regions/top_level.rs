@@ -3,7 +3,7 @@
 
 use std::ops::Range;
 
-use super::{Anchor, Kind, is_name_byte, logical_lines, starts_keyword};
+use super::{Anchor, Kind, LogicalLines, is_name_byte, starts_keyword};
 
 /// Each top-level statement of `text`, whole: its decorators, header, block and clauses, as
 /// byte ranges of whole lines in document order (blank and comment lines between statements
@@ -30,11 +30,15 @@ pub struct TopLevel {
 
 /// [`top_level_statements`], each with the name it defines where it is a definition.
 pub fn top_level_definitions(text: &str) -> Option<Vec<TopLevel>> {
+    Some(definitions_in(&LogicalLines::scan(text)?, text))
+}
+
+/// [`top_level_definitions`] of `text`, scanned as `lines`.
+fn definitions_in(lines: &LogicalLines, text: &str) -> Vec<TopLevel> {
     let b = text.as_bytes();
-    let lines = logical_lines(b)?;
     let mut out: Vec<TopLevel> = Vec::new();
     let mut after_decorator = false;
-    for line in lines.iter().filter(|l| l.kind != Kind::Blank) {
+    for line in lines.0.iter().filter(|l| l.kind != Kind::Blank) {
         // A clause continues the statement above it, a definition its decorators.
         let starts = line.indent == 0 && line.kind != Kind::Clause && !after_decorator;
         let continues_decorators = line.indent == 0 && after_decorator;
@@ -53,7 +57,7 @@ pub fn top_level_definitions(text: &str) -> Option<Vec<TopLevel>> {
             after_decorator = line.kind == Kind::Decorator;
         }
     }
-    Some(out)
+    out
 }
 
 /// The name a `class NAME`, `def NAME` or `async def NAME` header at `at` defines.
@@ -83,10 +87,17 @@ fn defined_name(b: &[u8], at: usize) -> Option<Range<usize>> {
     (i > start).then_some(start..i)
 }
 
-/// The top-level statements (see [`top_level_statements`]) that hold an anchor's offset and
-/// all of its other texts, in document order; `None` where the scan cannot follow the text.
-pub fn top_level_regions(text: &str, anchors: &[Anchor<'_>]) -> Option<Vec<Range<usize>>> {
-    let statements = top_level_statements(text)?;
+/// The top-level statements (see [`top_level_statements`]) of `text`, scanned as `lines`, that
+/// hold an anchor's offset and all of its other texts, in document order.
+pub fn top_level_regions(
+    lines: &LogicalLines,
+    text: &str,
+    anchors: &[Anchor<'_>],
+) -> Vec<Range<usize>> {
+    let statements: Vec<Range<usize>> = definitions_in(lines, text)
+        .into_iter()
+        .map(|s| s.range)
+        .collect();
     let mut chosen = vec![false; statements.len()];
     for anchor in anchors {
         for &offset in &anchor.offsets {
@@ -108,11 +119,9 @@ pub fn top_level_regions(text: &str, anchors: &[Anchor<'_>]) -> Option<Vec<Range
             }
         }
     }
-    Some(
-        statements
-            .into_iter()
-            .zip(chosen)
-            .filter_map(|(s, c)| c.then_some(s))
-            .collect(),
-    )
+    statements
+        .into_iter()
+        .zip(chosen)
+        .filter_map(|(s, c)| c.then_some(s))
+        .collect()
 }
