@@ -21,6 +21,7 @@ pub mod prefilter;
 #[cfg(feature = "python")]
 pub mod pyapi;
 pub mod python;
+pub mod reach;
 pub mod report;
 pub mod rules;
 pub mod source;

@@ -7,7 +7,7 @@ use clap::{Args, ValueEnum};
 use super::{Colors, load_rules, out};
 use crate::error::Error;
 use crate::fetch::{Fetcher, Pick, Selection};
-use crate::matrix::{MatrixTarget, Status};
+use crate::matrix::MatrixTarget;
 use crate::report::findings::{Finding, Format, Level, render_findings};
 use crate::report::matrix::{human, human_transposed, markdown};
 use crate::versions::VersionEnv;
@@ -206,7 +206,7 @@ pub(super) fn run(args: MatrixArgs, colors: Colors) -> Result<u8, Error> {
     // A `missing` of a rule with `on_miss: warn` or `skip` is shown but does not fail.
     let failing = rows
         .iter()
-        .any(|r| r.status.is_failure() && (r.fails || r.status != Status::Missing));
+        .any(|r| r.status.is_failure() && (r.fails || !r.status.is_drift()));
     Ok(if failing { 3 } else { 0 })
 }
 
@@ -217,7 +217,7 @@ fn findings(rules: &crate::compile::RuleSet, rows: &[crate::matrix::Row]) -> Vec
         .filter(|r| r.status.is_failure())
         .filter_map(|row| {
             let rule = rules.rules.iter().find(|r| r.id() == row.rule)?;
-            let level = if row.fails || row.status != Status::Missing {
+            let level = if row.fails || !row.status.is_drift() {
                 Level::Error
             } else {
                 Level::Warning

@@ -9,6 +9,7 @@ mod fmt;
 mod lint;
 mod matrix;
 mod new;
+mod reach;
 mod repo_paths;
 mod test;
 mod unselected;
@@ -95,7 +96,7 @@ impl Command {
             Command::Test(a) => a.configure(config),
             Command::Matrix(a) => a.configure(config),
             Command::Bisect(a) => a.configure(config),
-            Command::New(_) | Command::Completions(_) | Command::Lsp => {}
+            Command::New(_) | Command::Completions(_) | Command::Reach(_) | Command::Lsp => {}
         }
     }
 }
@@ -145,6 +146,8 @@ enum Command {
     /// Find the first upstream release where a rule's status changes, fetching releases on
     /// demand, and show the upstream change near what it matched.
     Bisect(bisect::BisectArgs),
+    /// Whether a release's code calls a function from given entry points, and how.
+    Reach(reach::ReachArgs),
     /// Scaffold a rule with its tests folder: `regraft new rule NAME`.
     New(new::NewArgs),
     /// Print a shell completion script: `regraft completions bash > /etc/bash_completion.d/regraft`.
@@ -208,6 +211,7 @@ where
         Command::Test(args) => test::run(args, colors),
         Command::Matrix(args) => matrix::run(args, colors),
         Command::Bisect(args) => bisect::run(args),
+        Command::Reach(args) => reach::run(args),
         Command::New(args) => new::run(args),
         Command::Completions(args) => new::completions(args),
         Command::Lsp => Ok(match crate::lsp::serve() {

@@ -80,6 +80,9 @@ pub enum Status {
     Retired,
     /// `expect` failed, or no file was selected at all.
     Missing,
+    /// It matched, but no call from its `reached_from` entry points reaches what it edits:
+    /// the patch applies to code this release does not run.
+    Unreached,
     /// Its edits overlap another rule's.
     Conflict,
     /// Anything else: an action that cannot apply, an unparseable file or result.
@@ -95,6 +98,7 @@ impl Status {
             Status::Redundant => "redundant",
             Status::Retired => "retired",
             Status::Missing => "missing",
+            Status::Unreached => "unreached",
             Status::Conflict => "conflict",
             Status::Error => "error",
         }
@@ -102,7 +106,15 @@ impl Status {
 
     /// Whether an active rule failed here.
     pub fn is_failure(self) -> bool {
-        matches!(self, Status::Missing | Status::Conflict | Status::Error)
+        matches!(
+            self,
+            Status::Missing | Status::Unreached | Status::Conflict | Status::Error
+        )
+    }
+
+    /// Whether it is drift (the rule no longer fits upstream), which `on_miss` may soften.
+    pub fn is_drift(self) -> bool {
+        matches!(self, Status::Missing | Status::Unreached)
     }
 }
 
@@ -192,8 +204,10 @@ pub fn run(rules: &RuleSet, targets: &[MatrixTarget], with: &VersionEnv) -> Resu
             .par_iter()
             .map(|file| survey_file(&shared, &target.dir, file))
             .collect();
+        let mut reach = Reach::default();
         for (index, rule) in rules.rules.iter().enumerate() {
-            rows.push(row(target, RuleId(index), rule, &versions, &outcomes));
+            let cell = row(target, RuleId(index), rule, &versions, &outcomes);
+            rows.push(reach.settle(cell, rule, target));
         }
     }
     Ok(Matrix {
@@ -201,6 +215,47 @@ pub fn run(rules: &RuleSet, targets: &[MatrixTarget], with: &VersionEnv) -> Resu
         files: file_count,
         reused: reuse.reused(),
     })
+}
+
+/// The programs of one target that `reached_from` asks about, read once for all rules.
+#[derive(Default)]
+struct Reach {
+    programs: std::collections::HashMap<PathBuf, crate::reach::Program>,
+}
+
+impl Reach {
+    /// A cell that matched, made `unreached` where no entry point's calls reach an edit.
+    fn settle(&mut self, mut row: Row, rule: &CompiledRule, target: &MatrixTarget) -> Row {
+        let entries: Vec<String> = rule
+            .rule
+            .reached_from
+            .iter()
+            .map(|e| e.value.clone())
+            .collect();
+        if entries.is_empty()
+            || row.sites.is_empty()
+            || !matches!(row.status, Status::Ok | Status::Redundant)
+        {
+            return row;
+        }
+        let package = entries[0].split('.').next().unwrap_or_default();
+        let root = crate::reach::Program::root_for(&target.dir, package);
+        let program = self
+            .programs
+            .entry(root.clone())
+            .or_insert_with(|| crate::reach::Program::new(root));
+        let sites: Vec<(PathBuf, usize)> = row
+            .sites
+            .iter()
+            .map(|(file, line)| (target.dir.join(file), *line))
+            .collect();
+        let verdict = program.reach(&entries, &sites);
+        if matches!(verdict, crate::reach::Verdict::Unreached { .. }) {
+            row.status = Status::Unreached;
+            row.message = verdict.message(&entries);
+        }
+        row
+    }
 }
 
 /// What every file of one target is surveyed with.
@@ -374,7 +429,7 @@ fn unselected(rule: &CompiledRule, target: &MatrixTarget) -> String {
 fn severity(status: Status) -> u8 {
     match status {
         Status::Inactive | Status::Ok | Status::Redundant | Status::Retired => 0,
-        Status::Missing => 1,
+        Status::Missing | Status::Unreached => 1,
         Status::Conflict => 2,
         Status::Error => 3,
     }

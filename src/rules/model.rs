@@ -388,6 +388,9 @@ pub struct Rule {
     /// Names the runtime provides in the patched module's namespace (a patcher's helpers): the
     /// name check takes them as bound.
     pub provides: Vec<Spanned<String>>,
+    /// Entry points (`package.module.Class.method`) from which the release's own code must
+    /// call every function the rule edits; where none does, the rule is `unreached`.
+    pub reached_from: Vec<Spanned<String>>,
     /// Where the rule was read from.
     pub origin: Origin,
 }

@@ -42,6 +42,7 @@ pub const RULE_KEYS: &[&str] = &[
     "tests",
     "imports",
     "provides",
+    "reached_from",
 ];
 /// The keys of `inside`.
 pub const INSIDE_KEYS: &[&str] = &["class", "function", "loop"];

@@ -38,6 +38,7 @@ struct Parts {
     tests: Option<Vec<TestCase>>,
     imports: Option<Vec<Spanned<String>>>,
     provides: Option<Vec<Spanned<String>>>,
+    reached_from: Option<Vec<Spanned<String>>>,
 }
 
 impl Parts {
@@ -81,6 +82,7 @@ impl Parts {
             tests: self.tests.unwrap_or_default(),
             imports: self.imports.unwrap_or_default(),
             provides: self.provides.unwrap_or_default(),
+            reached_from: self.reached_from.unwrap_or_default(),
             origin,
         })
     }
@@ -183,6 +185,7 @@ impl Cx<'_> {
             tests,
             imports: g.ok(optional(field("imports"), |p, v| self.imports(p, v))),
             provides: g.ok(optional(field("provides"), |p, v| self.provided(p, v))),
+            reached_from: g.ok(optional(field("reached_from"), |p, v| self.entries(p, v))),
         }
     }
 
@@ -217,6 +220,25 @@ impl Cx<'_> {
                 path,
                 "provides",
                 format!("`{}` is not a Python name", bad.value),
+            ));
+        }
+        Ok(items)
+    }
+
+    /// `reached_from`: dotted names of functions, methods or classes (`pkg.mod.Class.method`).
+    fn entries(&self, path: &[Seg], value: &Value) -> Result<Vec<Spanned<String>>, RuleError> {
+        let items = self.strings(path, "reached_from", value)?;
+        if let Some(bad) = items.iter().find(|n| {
+            n.value.split('.').count() < 2
+                || !n.value.split('.').all(crate::rules::convert::is_identifier)
+        }) {
+            return Err(self.invalid(
+                path,
+                "reached_from",
+                format!(
+                    "`{}` is not a dotted name of a function, method or class (`package.module.Class.method`)",
+                    bad.value
+                ),
             ));
         }
         Ok(items)

@@ -84,6 +84,7 @@ pub fn to_value(rule: &Rule) -> Value {
         ("after", &rule.after),
         ("imports", &rule.imports),
         ("provides", &rule.provides),
+        ("reached_from", &rule.reached_from),
     ] {
         if !list.is_empty() {
             put(key, names(list));

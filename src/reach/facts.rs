@@ -1,0 +1,735 @@
+//! What one module says about calls, read from one tree-sitter parse into owned data: its
+//! module-level bindings, its classes, and its units (module-level functions and methods)
+//! with every call and function value they use. A function nested in a unit, a lambda or a
+//! class defined inside one is part of that unit: what it calls runs only when the unit runs.
+
+use std::collections::HashMap;
+
+use tree_sitter::Node;
+
+use super::syntax::{
+    absolute, annotation, expr, kind_of, loop_targets, short, target_names, undecorate,
+};
+use crate::python::definition_name;
+
+/// An expression, reduced to what call resolution can follow.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) enum Expr {
+    /// A name.
+    Name(String),
+    /// `value.name`.
+    Attr(Box<Expr>, String),
+    /// The result of calling the expression.
+    Call(Box<Expr>),
+    /// `value[...]`: an item of a table.
+    Item(Box<Expr>),
+    /// `getattr(value, "name")`; `None` where the name is computed.
+    GetAttr(Box<Expr>, Option<String>),
+    /// `super()` or `super(C, self)`.
+    Super,
+    /// `enumerate(xs)`: pairs of a count and an item of `xs`.
+    Enumerate(Box<Expr>),
+    /// A dict, list, tuple or set display: its values.
+    Table(Vec<Expr>),
+    /// Any of these (an annotation's `Optional[X]`/`X | Y`, `a or b`, `a if c else b`).
+    Union(Vec<Expr>),
+    /// Anything else.
+    Other,
+}
+
+/// How a module-level name is bound (every binding the module may make, in any branch).
+#[derive(Debug, Clone)]
+pub(super) enum Binding {
+    /// A `def` of this module (a unit).
+    Function(usize),
+    /// A `class` of this module.
+    Class(usize),
+    /// `import a.b` (binding `a`) or `import a.b as x`: the module, absolute.
+    Module(String),
+    /// `from m import name`: `m` absolute.
+    From { module: String, name: String },
+    /// `name = expr`.
+    Value(Expr),
+    /// What cannot be followed (a `for` target, tuple unpacking, `global` writes).
+    Opaque,
+}
+
+/// A name a unit binds: a parameter or an assignment.
+#[derive(Debug, Clone)]
+pub(super) enum Local {
+    /// A parameter, with its annotation; `position` 0 is the first.
+    Param {
+        annotation: Option<Expr>,
+        position: usize,
+    },
+    /// An assignment (or an annotated one's annotation as a type).
+    Assigned(Expr),
+    /// `name: T` (with or without a value): the annotation, a type.
+    Typed(Expr),
+    /// An import inside the unit.
+    Import(Binding),
+    /// A value whose calls run none of the tree's code: `*args`, `**kwargs`, a function or
+    /// class defined inside the unit (its calls are the unit's own).
+    Builtin,
+    /// A `with`/`except` target, tuple unpacking.
+    Opaque,
+}
+
+/// One use of a value in a unit: a call, or a function value taken (a callback).
+#[derive(Debug, Clone)]
+pub(super) struct Use {
+    /// The callee, or the value taken.
+    pub expr: Expr,
+    /// Whether it is called here.
+    pub called: bool,
+    /// Its line, 1-based.
+    pub line: usize,
+    /// Its text, shortened, for messages.
+    pub text: String,
+}
+
+/// How a method is bound.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Kind {
+    /// A plain function or method (its first parameter is the instance).
+    Plain,
+    /// `@staticmethod`.
+    Static,
+    /// `@classmethod` (its first parameter is the class).
+    ClassMethod,
+}
+
+/// A module-level function or a method of a class (at any depth of classes).
+#[derive(Debug, Clone)]
+pub(super) struct Unit {
+    /// `f`, `Cls.method`, `Outer.Inner.method`.
+    pub qualname: String,
+    /// The class it is a method of.
+    pub class: Option<usize>,
+    /// First and last line, 1-based.
+    pub lines: (usize, usize),
+    pub kind: Kind,
+    pub locals: HashMap<String, Vec<Local>>,
+    pub uses: Vec<Use>,
+    /// The return annotation.
+    pub returns: Option<Expr>,
+}
+
+/// A class defined at module level or in another class.
+#[derive(Debug, Clone)]
+pub(super) struct Class {
+    pub name: String,
+    pub bases: Vec<Expr>,
+    /// Methods by name (units).
+    pub methods: HashMap<String, usize>,
+    /// Class-level assignments, and nested classes as `Expr::Other` placeholders (see
+    /// `nested`).
+    pub attrs: HashMap<String, Vec<Expr>>,
+    /// Classes defined in its body, by name.
+    pub nested: HashMap<String, usize>,
+    /// `self.name = expr` in its methods: the expression and the unit it is read in.
+    pub self_attrs: HashMap<String, Vec<(usize, Expr)>>,
+}
+
+/// Everything call resolution needs of one module.
+#[derive(Debug, Default)]
+pub(super) struct Facts {
+    /// Its absolute name.
+    pub name: String,
+    /// The package relative imports start from.
+    pub package: String,
+    pub bindings: HashMap<String, Vec<Binding>>,
+    /// Modules it star-imports.
+    pub stars: Vec<String>,
+    pub units: Vec<Unit>,
+    pub classes: Vec<Class>,
+    /// Its module-level code as a unit of its own (what runs at import).
+    pub top: Option<Unit>,
+}
+
+impl Facts {
+    /// Reads the module `name` (a package's `__init__` when `package`) from `text`.
+    pub fn read(name: &str, is_package: bool, text: &str) -> Facts {
+        let package = if is_package {
+            name.to_string()
+        } else {
+            name.rsplit_once('.')
+                .map_or(String::new(), |(p, _)| p.to_string())
+        };
+        let tree = crate::python::parse(text);
+        let mut facts = Facts {
+            name: name.to_string(),
+            package,
+            ..Facts::default()
+        };
+        let root = tree.root_node();
+        let mut top = new_unit(String::new(), None, root, Kind::Plain);
+        let mut reader = Reader {
+            text,
+            facts: &mut facts,
+        };
+        reader.module_block(root, &mut top);
+        facts.top = Some(top);
+        facts
+    }
+
+    /// The unit whose lines hold `line`.
+    pub fn unit_at(&self, line: usize) -> Option<usize> {
+        self.units
+            .iter()
+            .position(|u| u.lines.0 <= line && line <= u.lines.1)
+    }
+}
+
+fn new_unit(qualname: String, class: Option<usize>, node: Node<'_>, kind: Kind) -> Unit {
+    Unit {
+        qualname,
+        class,
+        lines: (node.start_position().row + 1, node.end_position().row + 1),
+        kind,
+        locals: HashMap::new(),
+        uses: Vec::new(),
+        returns: None,
+    }
+}
+
+struct Reader<'a> {
+    text: &'a str,
+    facts: &'a mut Facts,
+}
+
+impl Reader<'_> {
+    fn src(&self, node: Node<'_>) -> &str {
+        &self.text[node.byte_range()]
+    }
+
+    /// Module-level statements, into compound statements (their every branch may bind).
+    fn module_block(&mut self, block: Node<'_>, top: &mut Unit) {
+        let mut cursor = block.walk();
+        for stmt in block.named_children(&mut cursor) {
+            self.module_statement(stmt, top);
+        }
+    }
+
+    fn module_statement(&mut self, stmt: Node<'_>, top: &mut Unit) {
+        match stmt.kind() {
+            "function_definition" | "decorated_definition" | "class_definition" => {
+                let (def, decorators) = undecorate(stmt);
+                for d in &decorators {
+                    self.uses_in(*d, top);
+                }
+                let Some(name) = definition_name(def, self.text).map(str::to_string) else {
+                    return;
+                };
+                let binding = if def.kind() == "class_definition" {
+                    Binding::Class(self.class(def, name.clone(), None, top))
+                } else {
+                    let kind = kind_of(&decorators, self.text);
+                    Binding::Function(self.unit(def, name.clone(), None, kind, &decorators))
+                };
+                self.bind(name, binding);
+            }
+            "import_statement" | "import_from_statement" | "future_import_statement" => {
+                for (name, binding) in self.import(stmt) {
+                    self.bind(name, binding);
+                }
+            }
+            "expression_statement" => {
+                self.uses_in(stmt, top);
+                if let Some(a) = stmt.named_child(0) {
+                    self.module_assignment(a);
+                }
+            }
+            "block" => self.module_block(stmt, top),
+            "if_statement"
+            | "try_statement"
+            | "with_statement"
+            | "for_statement"
+            | "while_statement"
+            | "elif_clause"
+            | "else_clause"
+            | "except_clause"
+            | "finally_clause"
+            | "except_group_clause" => {
+                if stmt.kind() == "for_statement"
+                    && let Some(left) = stmt.child_by_field_name("left")
+                {
+                    for name in target_names(left, self.text) {
+                        self.bind(name, Binding::Opaque);
+                    }
+                }
+                let mut cursor = stmt.walk();
+                for child in stmt.named_children(&mut cursor) {
+                    if matches!(
+                        child.kind(),
+                        "block"
+                            | "elif_clause"
+                            | "else_clause"
+                            | "except_clause"
+                            | "finally_clause"
+                            | "except_group_clause"
+                    ) {
+                        self.module_statement(child, top);
+                    } else if !matches!(child.kind(), "comment") {
+                        self.uses_in(child, top);
+                    }
+                }
+            }
+            _ => self.uses_in(stmt, top),
+        }
+    }
+
+    fn module_assignment(&mut self, a: Node<'_>) {
+        if a.kind() != "assignment" {
+            return;
+        }
+        let Some(left) = a.child_by_field_name("left") else {
+            return;
+        };
+        let right = a.child_by_field_name("right");
+        match (left.kind(), right) {
+            ("identifier", Some(r)) => {
+                let value = expr(r, self.text);
+                self.bind(self.src(left).to_string(), Binding::Value(value));
+            }
+            ("identifier", None) => {
+                let name = self.src(left).to_string();
+                self.bind(name, Binding::Opaque);
+            }
+            _ => {
+                for name in target_names(left, self.text) {
+                    self.bind(name, Binding::Opaque);
+                }
+            }
+        }
+    }
+
+    fn bind(&mut self, name: String, binding: Binding) {
+        self.facts.bindings.entry(name).or_default().push(binding);
+    }
+
+    /// The bindings of one import statement (absolute module names).
+    fn import(&mut self, stmt: Node<'_>) -> Vec<(String, Binding)> {
+        let mut out = Vec::new();
+        if stmt.kind() == "import_statement" {
+            let mut cursor = stmt.walk();
+            for item in stmt.named_children(&mut cursor) {
+                match item.kind() {
+                    "dotted_name" => {
+                        let full = self.src(item).to_string();
+                        let first = full.split('.').next().unwrap_or_default().to_string();
+                        out.push((first.clone(), Binding::Module(first)));
+                    }
+                    "aliased_import" => {
+                        let (Some(n), Some(a)) = (
+                            item.child_by_field_name("name"),
+                            item.child_by_field_name("alias"),
+                        ) else {
+                            continue;
+                        };
+                        out.push((self.src(a).to_string(), Binding::Module(self.src(n).into())));
+                    }
+                    _ => {}
+                }
+            }
+            return out;
+        }
+        if stmt.kind() != "import_from_statement" {
+            return out;
+        }
+        let Some(from) = stmt.child_by_field_name("module_name") else {
+            return out;
+        };
+        let module = absolute(&self.facts.package, self.src(from));
+        let mut cursor = stmt.walk();
+        for item in stmt.named_children(&mut cursor) {
+            if item.id() == from.id() {
+                continue;
+            }
+            match item.kind() {
+                "wildcard_import" => self.facts.stars.push(module.clone()),
+                "dotted_name" => {
+                    let name = self.src(item).to_string();
+                    out.push((
+                        name.clone(),
+                        Binding::From {
+                            module: module.clone(),
+                            name,
+                        },
+                    ));
+                }
+                "aliased_import" => {
+                    let (Some(n), Some(a)) = (
+                        item.child_by_field_name("name"),
+                        item.child_by_field_name("alias"),
+                    ) else {
+                        continue;
+                    };
+                    out.push((
+                        self.src(a).to_string(),
+                        Binding::From {
+                            module: module.clone(),
+                            name: self.src(n).to_string(),
+                        },
+                    ));
+                }
+                _ => {}
+            }
+        }
+        out
+    }
+
+    /// Reads a class (module level or nested in `outer`), its methods and nested classes.
+    fn class(
+        &mut self,
+        def: Node<'_>,
+        qualname: String,
+        outer: Option<usize>,
+        top: &mut Unit,
+    ) -> usize {
+        let index = self.facts.classes.len();
+        let name = definition_name(def, self.text)
+            .unwrap_or_default()
+            .to_string();
+        let mut bases = Vec::new();
+        if let Some(args) = def.child_by_field_name("superclasses") {
+            let mut cursor = args.walk();
+            for arg in args.named_children(&mut cursor) {
+                if arg.kind() != "keyword_argument" && arg.kind() != "comment" {
+                    bases.push(expr(arg, self.text));
+                }
+            }
+        }
+        self.facts.classes.push(Class {
+            name: name.clone(),
+            bases,
+            methods: HashMap::new(),
+            attrs: HashMap::new(),
+            nested: HashMap::new(),
+            self_attrs: HashMap::new(),
+        });
+        if let Some(o) = outer {
+            self.facts.classes[o].nested.insert(name, index);
+        }
+        let Some(body) = def.child_by_field_name("body") else {
+            return index;
+        };
+        let mut cursor = body.walk();
+        for stmt in body.named_children(&mut cursor) {
+            let (inner, decorators) = undecorate(stmt);
+            match inner.kind() {
+                "function_definition" => {
+                    let Some(m) = definition_name(inner, self.text).map(str::to_string) else {
+                        continue;
+                    };
+                    let kind = kind_of(&decorators, self.text);
+                    let unit = self.unit(
+                        inner,
+                        format!("{qualname}.{m}"),
+                        Some(index),
+                        kind,
+                        &decorators,
+                    );
+                    self.facts.classes[index].methods.insert(m, unit);
+                }
+                "class_definition" => {
+                    for d in &decorators {
+                        self.uses_in(*d, top);
+                    }
+                    let Some(n) = definition_name(inner, self.text).map(str::to_string) else {
+                        continue;
+                    };
+                    self.class(inner, format!("{qualname}.{n}"), Some(index), top);
+                }
+                _ => {
+                    // Class-level code runs when the class is defined (at import).
+                    self.uses_in(stmt, top);
+                    if stmt.kind() == "expression_statement"
+                        && let Some(a) = stmt.named_child(0)
+                        && a.kind() == "assignment"
+                        && let (Some(l), Some(r)) = (
+                            a.child_by_field_name("left"),
+                            a.child_by_field_name("right"),
+                        )
+                        && l.kind() == "identifier"
+                    {
+                        let value = expr(r, self.text);
+                        let key = self.src(l).to_string();
+                        self.facts.classes[index]
+                            .attrs
+                            .entry(key)
+                            .or_default()
+                            .push(value);
+                    }
+                }
+            }
+        }
+        index
+    }
+
+    /// Reads one unit: its parameters, locals and uses (nested definitions included).
+    fn unit(
+        &mut self,
+        def: Node<'_>,
+        qualname: String,
+        class: Option<usize>,
+        kind: Kind,
+        decorators: &[Node<'_>],
+    ) -> usize {
+        let mut unit = new_unit(qualname, class, def, kind);
+        // A site on a decorator line belongs to the function it decorates.
+        if let Some(first) = decorators.first() {
+            unit.lines.0 = unit.lines.0.min(first.start_position().row + 1);
+        }
+        // A decorator runs at definition, and its wrapper is what callers reach: the wrapper
+        // calls the function, so a use of the unit is a use of its decorators too.
+        for d in decorators {
+            self.uses_in(*d, &mut unit);
+        }
+        if let Some(params) = def.child_by_field_name("parameters") {
+            self.params(params, &mut unit);
+        }
+        unit.returns = def
+            .child_by_field_name("return_type")
+            .map(|r| annotation(r, self.text));
+        if let Some(body) = def.child_by_field_name("body") {
+            self.body(body, &mut unit);
+        }
+        self.facts.units.push(unit);
+        self.facts.units.len() - 1
+    }
+
+    fn params(&mut self, params: Node<'_>, unit: &mut Unit) {
+        let mut cursor = params.walk();
+        let mut position = 0;
+        for p in params.named_children(&mut cursor) {
+            let (name, ann) = match p.kind() {
+                "identifier" => (Some(p), None),
+                "typed_parameter" => (
+                    p.named_child(0).filter(|n| n.kind() == "identifier"),
+                    p.child_by_field_name("type"),
+                ),
+                "default_parameter" | "typed_default_parameter" => {
+                    if let Some(v) = p.child_by_field_name("value") {
+                        self.uses_in(v, unit);
+                    }
+                    (p.child_by_field_name("name"), p.child_by_field_name("type"))
+                }
+                "list_splat_pattern" | "dictionary_splat_pattern" => {
+                    // `*args` is a tuple, `**kwargs` a dict: what they call is not the tree's.
+                    if let Some(name) = p.named_child(0) {
+                        self.local(name, Local::Builtin, unit);
+                    }
+                    continue;
+                }
+                _ => (None, None),
+            };
+            if let Some(name) = name {
+                unit.locals
+                    .entry(self.src(name).to_string())
+                    .or_default()
+                    .push(Local::Param {
+                        annotation: ann.map(|a| annotation(a, self.text)),
+                        position,
+                    });
+                position += 1;
+            }
+        }
+    }
+
+    /// Every statement below `node`: locals, `self.x = ...` and uses.
+    fn body(&mut self, node: Node<'_>, unit: &mut Unit) {
+        let mut stack = vec![node];
+        while let Some(n) = stack.pop() {
+            match n.kind() {
+                "assignment" => self.assignment(n, unit),
+                "augmented_assignment" => {
+                    if let Some(l) = n.child_by_field_name("left")
+                        && l.kind() == "identifier"
+                    {
+                        self.local(l, Local::Opaque, unit);
+                    }
+                }
+                "for_statement" | "for_in_clause" => {
+                    if let Some(l) = n.child_by_field_name("left") {
+                        let items = n.child_by_field_name("right").map(|r| expr(r, self.text));
+                        for (name, local) in loop_targets(l, items, self.text) {
+                            unit.locals.entry(name).or_default().push(local);
+                        }
+                    }
+                }
+                "as_pattern" | "except_clause" | "with_item" => {
+                    if let Some(alias) = n.child_by_field_name("alias") {
+                        for name in target_names(alias, self.text) {
+                            unit.locals.entry(name).or_default().push(Local::Opaque);
+                        }
+                    }
+                }
+                "named_expression" => {
+                    if let (Some(l), Some(v)) = (
+                        n.child_by_field_name("name"),
+                        n.child_by_field_name("value"),
+                    ) {
+                        let value = expr(v, self.text);
+                        self.local(l, Local::Assigned(value), unit);
+                    }
+                }
+                "function_definition" | "class_definition" => {
+                    // Its calls are the unit's own (read below): calling it adds nothing.
+                    if let Some(name) = n.child_by_field_name("name") {
+                        self.local(name, Local::Builtin, unit);
+                    }
+                }
+                "import_statement" | "import_from_statement" => {
+                    for (name, binding) in self.import(n) {
+                        unit.locals
+                            .entry(name)
+                            .or_default()
+                            .push(Local::Import(binding));
+                    }
+                }
+                "return_statement" | "call" | "decorator" => {}
+                _ => {}
+            }
+            if n.kind() == "call" {
+                self.call(n, unit);
+            } else if is_value_place(n) {
+                self.taken(n, unit);
+            }
+            let mut cursor = n.walk();
+            let children: Vec<Node<'_>> = n.named_children(&mut cursor).collect();
+            stack.extend(children.into_iter().rev());
+        }
+    }
+
+    fn local(&self, name: Node<'_>, local: Local, unit: &mut Unit) {
+        unit.locals
+            .entry(self.src(name).to_string())
+            .or_default()
+            .push(local);
+    }
+
+    fn assignment(&mut self, a: Node<'_>, unit: &mut Unit) {
+        let Some(left) = a.child_by_field_name("left") else {
+            return;
+        };
+        let right = a.child_by_field_name("right").map(|r| expr(r, self.text));
+        let typed = a
+            .child_by_field_name("type")
+            .map(|t| annotation(t, self.text));
+        match left.kind() {
+            "identifier" => {
+                if let Some(t) = typed {
+                    self.local(left, Local::Typed(t), unit);
+                }
+                if let Some(r) = right {
+                    self.local(left, Local::Assigned(r), unit);
+                }
+            }
+            "attribute" => {
+                // `self.x = expr` in a method: the class's instances carry `x`.
+                let (Some(object), Some(attr)) = (
+                    left.child_by_field_name("object"),
+                    left.child_by_field_name("attribute"),
+                ) else {
+                    return;
+                };
+                let Some(class) = unit.class else {
+                    return;
+                };
+                if object.kind() == "identifier"
+                    && is_first_param(unit, self.src(object))
+                    && let Some(r) = right.or(typed)
+                {
+                    let at = self.facts.units.len();
+                    let key = self.src(attr).to_string();
+                    self.facts.classes[class]
+                        .self_attrs
+                        .entry(key)
+                        .or_default()
+                        .push((at, r));
+                }
+            }
+            _ => {
+                for name in target_names(left, self.text) {
+                    unit.locals.entry(name).or_default().push(Local::Opaque);
+                }
+            }
+        }
+    }
+
+    fn call(&mut self, call: Node<'_>, unit: &mut Unit) {
+        let Some(f) = call.child_by_field_name("function") else {
+            return;
+        };
+        let callee = expr(f, self.text);
+        unit.uses.push(Use {
+            expr: callee,
+            called: true,
+            line: call.start_position().row + 1,
+            text: short(self.src(f)),
+        });
+    }
+
+    fn taken(&mut self, n: Node<'_>, unit: &mut Unit) {
+        unit.uses.push(Use {
+            expr: expr(n, self.text),
+            called: false,
+            line: n.start_position().row + 1,
+            text: short(self.src(n)),
+        });
+    }
+
+    /// The uses in an expression or statement outside any unit body's bookkeeping (module-
+    /// level code, decorators, defaults).
+    fn uses_in(&mut self, node: Node<'_>, unit: &mut Unit) {
+        let mut stack = vec![node];
+        while let Some(n) = stack.pop() {
+            if n.kind() == "call" {
+                self.call(n, unit);
+            } else if is_value_place(n) {
+                self.taken(n, unit);
+            }
+            if matches!(n.kind(), "function_definition" | "class_definition") {
+                continue;
+            }
+            let mut cursor = n.walk();
+            let children: Vec<Node<'_>> = n.named_children(&mut cursor).collect();
+            stack.extend(children.into_iter().rev());
+        }
+    }
+}
+
+/// The index of the unit being read is the one pushed next; its first parameter is the
+/// instance (or class) of a method that is neither static.
+fn is_first_param(unit: &Unit, name: &str) -> bool {
+    unit.kind != Kind::Static
+        && unit.locals.get(name).is_some_and(|ls| {
+            ls.iter()
+                .any(|l| matches!(l, Local::Param { position: 0, .. }))
+        })
+}
+
+/// A name or attribute standing where a function value is taken, not called: an argument, a
+/// value assigned, returned or put in a display (`partial(fn, ...)`, `hooks = [self._hook]`).
+fn is_value_place(n: Node<'_>) -> bool {
+    if !matches!(n.kind(), "identifier" | "attribute") {
+        return false;
+    }
+    let Some(parent) = n.parent() else {
+        return false;
+    };
+    match parent.kind() {
+        "argument_list"
+        | "return_statement"
+        | "list"
+        | "tuple"
+        | "set"
+        | "expression_list"
+        | "conditional_expression"
+        | "boolean_operator" => true,
+        "keyword_argument" | "pair" => parent.child_by_field_name("value") == Some(n),
+        "assignment" => parent.child_by_field_name("right") == Some(n),
+        _ => false,
+    }
+}
