@@ -33,6 +33,7 @@ mod pins;
 mod precedence;
 mod prefilter;
 mod properties;
+mod reach;
 mod regions;
 mod retire;
 mod rule_tests;

@@ -113,6 +113,8 @@ pub(super) struct Unit {
     pub uses: Vec<Use>,
     /// The return annotation.
     pub returns: Option<Expr>,
+    /// What its `return` statements return (a function returned is called by who calls it).
+    pub returned: Vec<Expr>,
 }
 
 /// A class defined at module level or in another class.
@@ -190,6 +192,7 @@ fn new_unit(qualname: String, class: Option<usize>, node: Node<'_>, kind: Kind) 
         locals: HashMap::new(),
         uses: Vec::new(),
         returns: None,
+        returned: Vec::new(),
     }
 }
 
@@ -588,7 +591,11 @@ impl Reader<'_> {
                             .push(Local::Import(binding));
                     }
                 }
-                "return_statement" | "call" | "decorator" => {}
+                "return_statement" => {
+                    if let Some(v) = n.named_child(0) {
+                        unit.returned.push(expr(v, self.text));
+                    }
+                }
                 _ => {}
             }
             if n.kind() == "call" {
@@ -721,7 +728,6 @@ fn is_value_place(n: Node<'_>) -> bool {
     };
     match parent.kind() {
         "argument_list"
-        | "return_statement"
         | "list"
         | "tuple"
         | "set"

@@ -37,6 +37,8 @@ pub struct Program {
     subs: RefCell<HashMap<Id, Rc<Vec<Id>>>>,
     /// An attribute of a class or its instances, by class, name and whether of an instance.
     lookups: RefCell<HashMap<(Id, String, bool), Vec<Value>>>,
+    /// What calling a function returns.
+    results: RefCell<HashMap<Id, Vec<Value>>>,
     /// A unit's local name.
     locals: RefCell<HashMap<(Id, String), Vec<Value>>>,
     index: OnceCell<Index>,
@@ -138,6 +140,7 @@ impl Program {
             subs: RefCell::default(),
             lookups: RefCell::default(),
             locals: RefCell::default(),
+            results: RefCell::default(),
             index: OnceCell::new(),
         }
     }

@@ -209,12 +209,18 @@ pub(super) fn expr(node: Node<'_>, text: &str) -> Expr {
                 "enumerate" if !args.is_empty() => Expr::Enumerate(Box::new(expr(args[0], text))),
                 // A container built from values holds them: `nn.ModuleList([Layer(c) for ...])`
                 // is a table of layers, so `self.layers[i](x)` calls a layer.
-                _ if CONTAINERS.contains(&last) => Expr::Table(
-                    args.iter()
+                _ if CONTAINERS.contains(&last) => {
+                    let positional: Vec<Node<'_>> = args
+                        .iter()
+                        .copied()
                         .filter(|a| a.kind() != "keyword_argument")
-                        .map(|a| expr(*a, text))
-                        .collect(),
-                ),
+                        .collect();
+                    match positional.as_slice() {
+                        // `list(xs)`, `nn.ModuleList([...])`: the items of the one iterable.
+                        [one] if last != "Sequential" => expr(*one, text),
+                        many => Expr::Table(many.iter().map(|a| expr(*a, text)).collect()),
+                    }
+                }
                 "getattr" if args.len() >= 2 => {
                     let object = Box::new(expr(args[0], text));
                     let literal = (args[1].kind() == "string")

@@ -343,24 +343,50 @@ impl Program {
         match value {
             Value::Class(c) => vec![Value::Instance(c.clone())],
             Value::Function(f) => {
-                let Some(facts) = self.load(&f.module) else {
-                    return vec![Value::Opaque];
-                };
-                match unit_of(&facts, f.index).and_then(|u| u.returns.clone()) {
-                    Some(t) => self.instances(
-                        Scope {
-                            facts: &facts,
-                            unit: None,
-                        },
-                        &t,
-                        depth,
-                    ),
-                    None => vec![Value::Opaque],
+                if let Some(known) = self.results.borrow().get(f) {
+                    return known.clone();
                 }
+                self.results.borrow_mut().insert(f.clone(), Vec::new());
+                let out = self.returned(f, depth);
+                self.results.borrow_mut().insert(f.clone(), out.clone());
+                out
             }
             Value::Outside => vec![Value::Outside],
             _ => vec![Value::Opaque],
         }
+    }
+
+    /// What function `f` returns: its annotation's instances, else what its `return`
+    /// statements return.
+    fn returned(&self, f: &Id, depth: usize) -> Vec<Value> {
+        let Some(facts) = self.load(&f.module) else {
+            return vec![Value::Opaque];
+        };
+        let Some(unit) = unit_of(&facts, f.index) else {
+            return vec![Value::Opaque];
+        };
+        if let Some(t) = &unit.returns {
+            let scope = Scope {
+                facts: &facts,
+                unit: None,
+            };
+            let typed = self.instances(scope, t, depth);
+            if !typed.iter().all(|v| *v == Value::Opaque) {
+                return typed;
+            }
+        }
+        let scope = Scope {
+            facts: &facts,
+            unit: Some(f.index),
+        };
+        let mut out = Vec::new();
+        for e in &unit.returned {
+            push_unique(&mut out, self.eval(scope, e, depth + 1));
+        }
+        if out.is_empty() {
+            out.push(Value::Opaque);
+        }
+        out
     }
 
     /// The units a call of `value` runs first, and whether some of it cannot be followed.
