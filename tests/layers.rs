@@ -12,7 +12,7 @@ const FLOORS: &[&[&str]] = &[
     &["source", "edit", "prefilter"],
     &["python", "targets", "modules", "fetch", "write", "config"],
     &["rules"],
-    &["versions", "pattern"],
+    &["versions", "pattern", "reach"],
     &["actions"],
     &["compile"],
     &["engine"],

@@ -405,3 +405,37 @@ fn reached_from_is_read_checked_and_written_back() {
     let dsl = text(&out.stdout);
     assert!(dsl.contains("pkg.mod.entry"), "{dsl}{}", text(&out.stderr));
 }
+
+#[test]
+fn apply_verify_fails_a_rule_whose_edit_no_entry_point_reaches() {
+    let dir = tree(&[(
+        "rule.yaml",
+        "id: mxfp4-fp32\nfiles: ['**/transformers/integrations/mxfp4.py']\ninside: {function: dequantize}\nmatch: 'dequantized = convert_moe_packed_tensors($B, $S)'\naction:\n  replace: 'dequantized = convert_moe_packed_tensors($B, $S, dtype=torch.float32)'\nreached_from: [transformers.modeling_utils.PreTrainedModel.from_pretrained]\nexpect: 1\n",
+    )]);
+    let rule = dir.path().join("rule.yaml");
+    let rule = rule.to_str().expect("a UTF-8 path");
+    let fixtures = root().join("tests/fixtures/reach");
+    // Named from inside the release, relative: the release is found above the file.
+    let out = regraft(
+        &["apply", "--verify", "-r", rule, "transformers"],
+        &fixtures.join("mxfp4-4.57"),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let out = regraft(
+        &["apply", "--verify", "-r", rule, "transformers"],
+        &fixtures.join("mxfp4-5.0"),
+    );
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("error: drift: rule `mxfp4-fp32` is unreached in ")
+            && stderr.contains(": no call from transformers.modeling_utils.PreTrainedModel.from_pretrained reaches transformers.integrations.mxfp4.dequantize; 2 call(s) on the way could not be followed: transformers/core_model_loading.py:2 `hf_quantizer.get_weight_conversions`, transformers/core_model_loading.py:4 `op.convert`"),
+        "{stderr}"
+    );
+    // `--check` and `--diff` say whether it applies, as before: reachability is `--verify`'s.
+    let out = regraft(
+        &["apply", "--diff", "-r", rule, "transformers"],
+        &fixtures.join("mxfp4-5.0"),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+}

@@ -120,6 +120,16 @@ pub(super) fn run(args: ApplyArgs, colors: Colors) -> Result<u8, Error> {
         err(format!("error: {line}\n"));
         exit = exit.max(3);
     }
+    // Applying is not taking effect: under `--verify`, code no entry point calls is drift.
+    if args.verify && !plan.stdin {
+        let patched = outcomes
+            .iter()
+            .filter_map(|o| o.result.as_ref().ok().map(|p| (o.file.path.as_path(), p)));
+        for (_, line) in crate::engine::totals::unreached(&rules, patched) {
+            err(format!("error: {line}\n"));
+            exit = exit.max(3);
+        }
+    }
     if exit != 0 {
         print_findings(&outcomes, &args, false)?;
         if args.write {

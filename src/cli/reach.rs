@@ -24,10 +24,11 @@ pub(super) struct ReachArgs {
 
 pub(super) fn run(args: ReachArgs) -> Result<u8, Error> {
     let package = args.from[0].split('.').next().unwrap_or_default();
-    let program = Program::new(Program::root_for(&args.root, package));
+    let root = Program::root_for(&args.root, package);
+    let program = Program::new(&root);
     let sites = match args.to.rsplit_once(':') {
         Some((file, line)) if line.parse::<usize>().is_ok() => {
-            vec![(PathBuf::from(file), line.parse().unwrap_or(1))]
+            vec![(root.join(file), line.parse().unwrap_or(1))]
         }
         _ => program.sites_of(&args.to).unwrap_or_default(),
     };

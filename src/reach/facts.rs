@@ -7,147 +7,11 @@ use std::collections::HashMap;
 
 use tree_sitter::Node;
 
+use super::model::{Binding, Class, Facts, Kind, Local, Unit, Use};
 use super::syntax::{
-    absolute, annotation, expr, kind_of, loop_targets, short, target_names, undecorate,
+    annotation, expr, import_bindings, kind_of, loop_targets, short, target_names, undecorate,
 };
 use crate::python::definition_name;
-
-/// An expression, reduced to what call resolution can follow.
-#[derive(Debug, Clone, PartialEq)]
-pub(super) enum Expr {
-    /// A name.
-    Name(String),
-    /// `value.name`.
-    Attr(Box<Expr>, String),
-    /// The result of calling the expression.
-    Call(Box<Expr>),
-    /// `value[...]`: an item of a table.
-    Item(Box<Expr>),
-    /// `getattr(value, "name")`; `None` where the name is computed.
-    GetAttr(Box<Expr>, Option<String>),
-    /// `super()` or `super(C, self)`.
-    Super,
-    /// `enumerate(xs)`: pairs of a count and an item of `xs`.
-    Enumerate(Box<Expr>),
-    /// A dict, list, tuple or set display: its values.
-    Table(Vec<Expr>),
-    /// Any of these (an annotation's `Optional[X]`/`X | Y`, `a or b`, `a if c else b`).
-    Union(Vec<Expr>),
-    /// Anything else.
-    Other,
-}
-
-/// How a module-level name is bound (every binding the module may make, in any branch).
-#[derive(Debug, Clone)]
-pub(super) enum Binding {
-    /// A `def` of this module (a unit).
-    Function(usize),
-    /// A `class` of this module.
-    Class(usize),
-    /// `import a.b` (binding `a`) or `import a.b as x`: the module, absolute.
-    Module(String),
-    /// `from m import name`: `m` absolute.
-    From { module: String, name: String },
-    /// `name = expr`.
-    Value(Expr),
-    /// What cannot be followed (a `for` target, tuple unpacking, `global` writes).
-    Opaque,
-}
-
-/// A name a unit binds: a parameter or an assignment.
-#[derive(Debug, Clone)]
-pub(super) enum Local {
-    /// A parameter, with its annotation; `position` 0 is the first.
-    Param {
-        annotation: Option<Expr>,
-        position: usize,
-    },
-    /// An assignment (or an annotated one's annotation as a type).
-    Assigned(Expr),
-    /// `name: T` (with or without a value): the annotation, a type.
-    Typed(Expr),
-    /// An import inside the unit.
-    Import(Binding),
-    /// A value whose calls run none of the tree's code: `*args`, `**kwargs`, a function or
-    /// class defined inside the unit (its calls are the unit's own).
-    Builtin,
-    /// A `with`/`except` target, tuple unpacking.
-    Opaque,
-}
-
-/// One use of a value in a unit: a call, or a function value taken (a callback).
-#[derive(Debug, Clone)]
-pub(super) struct Use {
-    /// The callee, or the value taken.
-    pub expr: Expr,
-    /// Whether it is called here.
-    pub called: bool,
-    /// Its line, 1-based.
-    pub line: usize,
-    /// Its text, shortened, for messages.
-    pub text: String,
-}
-
-/// How a method is bound.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Kind {
-    /// A plain function or method (its first parameter is the instance).
-    Plain,
-    /// `@staticmethod`.
-    Static,
-    /// `@classmethod` (its first parameter is the class).
-    ClassMethod,
-}
-
-/// A module-level function or a method of a class (at any depth of classes).
-#[derive(Debug, Clone)]
-pub(super) struct Unit {
-    /// `f`, `Cls.method`, `Outer.Inner.method`.
-    pub qualname: String,
-    /// The class it is a method of.
-    pub class: Option<usize>,
-    /// First and last line, 1-based.
-    pub lines: (usize, usize),
-    pub kind: Kind,
-    pub locals: HashMap<String, Vec<Local>>,
-    pub uses: Vec<Use>,
-    /// The return annotation.
-    pub returns: Option<Expr>,
-    /// What its `return` statements return (a function returned is called by who calls it).
-    pub returned: Vec<Expr>,
-}
-
-/// A class defined at module level or in another class.
-#[derive(Debug, Clone)]
-pub(super) struct Class {
-    pub name: String,
-    pub bases: Vec<Expr>,
-    /// Methods by name (units).
-    pub methods: HashMap<String, usize>,
-    /// Class-level assignments, and nested classes as `Expr::Other` placeholders (see
-    /// `nested`).
-    pub attrs: HashMap<String, Vec<Expr>>,
-    /// Classes defined in its body, by name.
-    pub nested: HashMap<String, usize>,
-    /// `self.name = expr` in its methods: the expression and the unit it is read in.
-    pub self_attrs: HashMap<String, Vec<(usize, Expr)>>,
-}
-
-/// Everything call resolution needs of one module.
-#[derive(Debug, Default)]
-pub(super) struct Facts {
-    /// Its absolute name.
-    pub name: String,
-    /// The package relative imports start from.
-    pub package: String,
-    pub bindings: HashMap<String, Vec<Binding>>,
-    /// Modules it star-imports.
-    pub stars: Vec<String>,
-    pub units: Vec<Unit>,
-    pub classes: Vec<Class>,
-    /// Its module-level code as a unit of its own (what runs at import).
-    pub top: Option<Unit>,
-}
 
 impl Facts {
     /// Reads the module `name` (a package's `__init__` when `package`) from `text`.
@@ -313,73 +177,9 @@ impl Reader<'_> {
 
     /// The bindings of one import statement (absolute module names).
     fn import(&mut self, stmt: Node<'_>) -> Vec<(String, Binding)> {
-        let mut out = Vec::new();
-        if stmt.kind() == "import_statement" {
-            let mut cursor = stmt.walk();
-            for item in stmt.named_children(&mut cursor) {
-                match item.kind() {
-                    "dotted_name" => {
-                        let full = self.src(item).to_string();
-                        let first = full.split('.').next().unwrap_or_default().to_string();
-                        out.push((first.clone(), Binding::Module(first)));
-                    }
-                    "aliased_import" => {
-                        let (Some(n), Some(a)) = (
-                            item.child_by_field_name("name"),
-                            item.child_by_field_name("alias"),
-                        ) else {
-                            continue;
-                        };
-                        out.push((self.src(a).to_string(), Binding::Module(self.src(n).into())));
-                    }
-                    _ => {}
-                }
-            }
-            return out;
-        }
-        if stmt.kind() != "import_from_statement" {
-            return out;
-        }
-        let Some(from) = stmt.child_by_field_name("module_name") else {
-            return out;
-        };
-        let module = absolute(&self.facts.package, self.src(from));
-        let mut cursor = stmt.walk();
-        for item in stmt.named_children(&mut cursor) {
-            if item.id() == from.id() {
-                continue;
-            }
-            match item.kind() {
-                "wildcard_import" => self.facts.stars.push(module.clone()),
-                "dotted_name" => {
-                    let name = self.src(item).to_string();
-                    out.push((
-                        name.clone(),
-                        Binding::From {
-                            module: module.clone(),
-                            name,
-                        },
-                    ));
-                }
-                "aliased_import" => {
-                    let (Some(n), Some(a)) = (
-                        item.child_by_field_name("name"),
-                        item.child_by_field_name("alias"),
-                    ) else {
-                        continue;
-                    };
-                    out.push((
-                        self.src(a).to_string(),
-                        Binding::From {
-                            module: module.clone(),
-                            name: self.src(n).to_string(),
-                        },
-                    ));
-                }
-                _ => {}
-            }
-        }
-        out
+        let (bindings, stars) = import_bindings(stmt, self.text, &self.facts.package);
+        self.facts.stars.extend(stars);
+        bindings
     }
 
     /// Reads a class (module level or nested in `outer`), its methods and nested classes.
@@ -414,11 +214,52 @@ impl Reader<'_> {
         if let Some(o) = outer {
             self.facts.classes[o].nested.insert(name, index);
         }
-        let Some(body) = def.child_by_field_name("body") else {
-            return index;
-        };
+        if let Some(body) = def.child_by_field_name("body") {
+            self.class_body(body, index, &qualname, top);
+        }
+        index
+    }
+
+    /// A class body's `if` or `try` (and its clauses): each branch read as the body it is in.
+    fn class_branches(
+        &mut self,
+        stmt: Node<'_>,
+        index: usize,
+        qualname: &str,
+        top: &mut Unit,
+    ) -> bool {
+        const BRANCHES: &[&str] = &[
+            "block",
+            "elif_clause",
+            "else_clause",
+            "except_clause",
+            "finally_clause",
+        ];
+        if !matches!(stmt.kind(), "if_statement" | "try_statement")
+            && !BRANCHES.contains(&stmt.kind())
+        {
+            return false;
+        }
+        if let Some(c) = stmt.child_by_field_name("condition") {
+            self.uses_in(c, top);
+        }
+        let mut cursor = stmt.walk();
+        let parts: Vec<Node<'_>> = stmt.named_children(&mut cursor).collect();
+        for part in parts {
+            if BRANCHES.contains(&part.kind()) {
+                self.class_body(part, index, qualname, top);
+            }
+        }
+        true
+    }
+
+    /// The statements of a class's body (and of the branches of an `if` or `try` there).
+    fn class_body(&mut self, body: Node<'_>, index: usize, qualname: &str, top: &mut Unit) {
         let mut cursor = body.walk();
         for stmt in body.named_children(&mut cursor) {
+            if self.class_branches(stmt, index, qualname, top) {
+                continue;
+            }
             let (inner, decorators) = undecorate(stmt);
             match inner.kind() {
                 "function_definition" => {
@@ -467,7 +308,6 @@ impl Reader<'_> {
                 }
             }
         }
-        index
     }
 
     /// Reads one unit: its parameters, locals and uses (nested definitions included).
@@ -542,70 +382,76 @@ impl Reader<'_> {
 
     /// Every statement below `node`: locals, `self.x = ...` and uses.
     fn body(&mut self, node: Node<'_>, unit: &mut Unit) {
-        let mut stack = vec![node];
-        while let Some(n) = stack.pop() {
-            match n.kind() {
-                "assignment" => self.assignment(n, unit),
-                "augmented_assignment" => {
-                    if let Some(l) = n.child_by_field_name("left")
-                        && l.kind() == "identifier"
-                    {
-                        self.local(l, Local::Opaque, unit);
-                    }
-                }
-                "for_statement" | "for_in_clause" => {
-                    if let Some(l) = n.child_by_field_name("left") {
-                        let items = n.child_by_field_name("right").map(|r| expr(r, self.text));
-                        for (name, local) in loop_targets(l, items, self.text) {
-                            unit.locals.entry(name).or_default().push(local);
-                        }
-                    }
-                }
-                "as_pattern" | "except_clause" | "with_item" => {
-                    if let Some(alias) = n.child_by_field_name("alias") {
-                        for name in target_names(alias, self.text) {
-                            unit.locals.entry(name).or_default().push(Local::Opaque);
-                        }
-                    }
-                }
-                "named_expression" => {
-                    if let (Some(l), Some(v)) = (
-                        n.child_by_field_name("name"),
-                        n.child_by_field_name("value"),
-                    ) {
-                        let value = expr(v, self.text);
-                        self.local(l, Local::Assigned(value), unit);
-                    }
-                }
-                "function_definition" | "class_definition" => {
-                    // Its calls are the unit's own (read below): calling it adds nothing.
-                    if let Some(name) = n.child_by_field_name("name") {
-                        self.local(name, Local::Builtin, unit);
-                    }
-                }
-                "import_statement" | "import_from_statement" => {
-                    for (name, binding) in self.import(n) {
-                        unit.locals
-                            .entry(name)
-                            .or_default()
-                            .push(Local::Import(binding));
-                    }
-                }
-                "return_statement" => {
-                    if let Some(v) = n.named_child(0) {
-                        unit.returned.push(expr(v, self.text));
-                    }
-                }
-                _ => {}
-            }
+        // Each node with its parent: `Node::parent` walks down from the root each time.
+        let mut stack = vec![(node, node.parent())];
+        while let Some((n, parent)) = stack.pop() {
+            self.binds(n, unit);
             if n.kind() == "call" {
                 self.call(n, unit);
-            } else if is_value_place(n) {
+            } else if is_value_place(n, parent) {
                 self.taken(n, unit);
             }
             let mut cursor = n.walk();
             let children: Vec<Node<'_>> = n.named_children(&mut cursor).collect();
-            stack.extend(children.into_iter().rev());
+            stack.extend(children.into_iter().rev().map(|c| (c, Some(n))));
+        }
+    }
+
+    /// What node `n` of a unit's body binds (a local, `self.x`) or returns.
+    fn binds(&mut self, n: Node<'_>, unit: &mut Unit) {
+        match n.kind() {
+            "assignment" => self.assignment(n, unit),
+            "augmented_assignment" => {
+                if let Some(l) = n.child_by_field_name("left")
+                    && l.kind() == "identifier"
+                {
+                    self.local(l, Local::Opaque, unit);
+                }
+            }
+            "for_statement" | "for_in_clause" => {
+                if let Some(l) = n.child_by_field_name("left") {
+                    let items = n.child_by_field_name("right").map(|r| expr(r, self.text));
+                    for (name, local) in loop_targets(l, items, self.text) {
+                        unit.locals.entry(name).or_default().push(local);
+                    }
+                }
+            }
+            "as_pattern" | "except_clause" | "with_item" => {
+                if let Some(alias) = n.child_by_field_name("alias") {
+                    for name in target_names(alias, self.text) {
+                        unit.locals.entry(name).or_default().push(Local::Opaque);
+                    }
+                }
+            }
+            "named_expression" => {
+                if let (Some(l), Some(v)) = (
+                    n.child_by_field_name("name"),
+                    n.child_by_field_name("value"),
+                ) {
+                    let value = expr(v, self.text);
+                    self.local(l, Local::Assigned(value), unit);
+                }
+            }
+            "function_definition" | "class_definition" => {
+                // Its calls are the unit's own (read below): calling it adds nothing.
+                if let Some(name) = n.child_by_field_name("name") {
+                    self.local(name, Local::Builtin, unit);
+                }
+            }
+            "import_statement" | "import_from_statement" => {
+                for (name, binding) in self.import(n) {
+                    unit.locals
+                        .entry(name)
+                        .or_default()
+                        .push(Local::Import(binding));
+                }
+            }
+            "return_statement" => {
+                if let Some(v) = n.named_child(0) {
+                    unit.returned.push(expr(v, self.text));
+                }
+            }
+            _ => {}
         }
     }
 
@@ -690,11 +536,12 @@ impl Reader<'_> {
     /// The uses in an expression or statement outside any unit body's bookkeeping (module-
     /// level code, decorators, defaults).
     fn uses_in(&mut self, node: Node<'_>, unit: &mut Unit) {
-        let mut stack = vec![node];
-        while let Some(n) = stack.pop() {
+        // Each node with its parent: `Node::parent` walks down from the root each time.
+        let mut stack = vec![(node, node.parent())];
+        while let Some((n, parent)) = stack.pop() {
             if n.kind() == "call" {
                 self.call(n, unit);
-            } else if is_value_place(n) {
+            } else if is_value_place(n, parent) {
                 self.taken(n, unit);
             }
             if matches!(n.kind(), "function_definition" | "class_definition") {
@@ -702,7 +549,7 @@ impl Reader<'_> {
             }
             let mut cursor = n.walk();
             let children: Vec<Node<'_>> = n.named_children(&mut cursor).collect();
-            stack.extend(children.into_iter().rev());
+            stack.extend(children.into_iter().rev().map(|c| (c, Some(n))));
         }
     }
 }
@@ -719,11 +566,11 @@ fn is_first_param(unit: &Unit, name: &str) -> bool {
 
 /// A name or attribute standing where a function value is taken, not called: an argument, a
 /// value assigned, returned or put in a display (`partial(fn, ...)`, `hooks = [self._hook]`).
-fn is_value_place(n: Node<'_>) -> bool {
+fn is_value_place(n: Node<'_>, parent: Option<Node<'_>>) -> bool {
     if !matches!(n.kind(), "identifier" | "attribute") {
         return false;
     }
-    let Some(parent) = n.parent() else {
+    let Some(parent) = parent else {
         return false;
     };
     match parent.kind() {

@@ -14,11 +14,14 @@ use std::collections::{HashMap, HashSet, VecDeque};
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
+mod classes;
 mod facts;
+mod model;
+
 mod syntax;
 mod values;
 
-use facts::Facts;
+use model::Facts;
 use values::{Id, Scope, TOP, Value, unit_of};
 
 /// A module bigger than this is not read (a generated table, not code that calls).
@@ -133,7 +136,7 @@ impl Program {
     /// The release whose top-level packages `root` holds.
     pub fn new(root: impl Into<PathBuf>) -> Self {
         Self {
-            root: root.into(),
+            root: plain(&root.into()),
             modules: RefCell::default(),
             globals: RefCell::default(),
             mros: RefCell::default(),
@@ -154,7 +157,10 @@ impl Program {
         let mut at = Some(dir);
         while let Some(d) = at {
             if d.file_name().is_some_and(|n| n == package) {
-                return d.parent().unwrap_or(Path::new("")).to_path_buf();
+                return match d.parent() {
+                    Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+                    _ => PathBuf::from("."),
+                };
             }
             at = d.parent();
         }
@@ -163,24 +169,11 @@ impl Program {
 
     /// The module a file of the release is (its path relative to the root, or absolute).
     pub fn module_of(&self, file: &Path) -> Option<String> {
-        let rel = file.strip_prefix(&self.root).unwrap_or(file);
-        let stem = rel.to_str()?.strip_suffix(".py")?;
-        let mut parts: Vec<&str> = stem.split(['/', '\\']).filter(|p| !p.is_empty()).collect();
-        if parts.last() == Some(&"__init__") {
-            parts.pop();
-        }
-        (!parts.is_empty()).then(|| parts.join("."))
+        module_name(&self.root, file)
     }
 
     fn file_of(&self, module: &str) -> Option<(PathBuf, bool)> {
-        let mut base = self.root.clone();
-        base.extend(module.split('.'));
-        let package = base.join("__init__.py");
-        if package.is_file() {
-            return Some((package, true));
-        }
-        let file = base.with_extension("py");
-        file.is_file().then_some((file, false))
+        file_of(&self.root, module)
     }
 
     /// The facts of module `name`, read the first time; `None` where the release has no
@@ -196,21 +189,37 @@ impl Program {
         facts
     }
 
+    /// Reads the modules of `names` not read yet, in parallel (a class's subclasses are
+    /// confirmed in every module whose headers name it: hundreds, on a release's models).
+    fn preload(&self, names: &[&str]) {
+        use rayon::prelude::*;
+        let wanted: Vec<&str> = {
+            let known = self.modules.borrow();
+            let mut wanted: Vec<&str> = names
+                .iter()
+                .copied()
+                .filter(|n| !known.contains_key(*n))
+                .collect();
+            wanted.sort_unstable();
+            wanted.dedup();
+            wanted
+        };
+        if wanted.len() < 2 {
+            return;
+        }
+        let root = self.root.as_path();
+        let read: Vec<(String, Option<Facts>)> = wanted
+            .par_iter()
+            .map(|n| (n.to_string(), read_module(root, n)))
+            .collect();
+        let mut modules = self.modules.borrow_mut();
+        for (name, facts) in read {
+            modules.entry(name).or_insert_with(|| facts.map(Rc::new));
+        }
+    }
+
     fn read(&self, name: &str) -> Option<Facts> {
-        if name.is_empty() || !name.split('.').all(crate::python::is_identifier) {
-            return None;
-        }
-        let (path, is_package) = self.file_of(name)?;
-        let meta = std::fs::metadata(&path).ok()?;
-        if !meta.is_file() || meta.len() > MAX_MODULE_BYTES {
-            return None;
-        }
-        let bytes = std::fs::read(&path).ok()?;
-        Some(Facts::read(
-            name,
-            is_package,
-            &String::from_utf8_lossy(&bytes),
-        ))
+        read_module(&self.root, name)
     }
 
     /// The modules the search has read so far.
@@ -224,37 +233,47 @@ impl Program {
 
     fn index(&self) -> &Index {
         self.index.get_or_init(|| {
-            let mut index = Index::default();
+            use rayon::prelude::*;
             let headers = regex::Regex::new(r"(?m)^[ \t]*class[ \t]+(\w+)[ \t]*\(([^)]*)\)")
                 .expect("a valid regex");
             let defs = regex::Regex::new(r"(?m)^[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)")
                 .expect("a valid regex");
-            for file in python_files(&self.root) {
-                let Ok(bytes) = std::fs::read(&file) else {
-                    continue;
-                };
-                let text = String::from_utf8_lossy(&bytes);
-                let Some(module) = self.module_of(&file) else {
-                    continue;
-                };
-                for c in headers.captures_iter(&text) {
-                    for base in c[2].split(',') {
-                        let base = base.trim();
-                        if base.contains('=') {
-                            continue;
+            let root = self.root.as_path();
+            let scanned: Vec<(Vec<(String, String, String)>, Vec<String>)> = python_files(root)
+                .par_iter()
+                .filter_map(|file| {
+                    let bytes = std::fs::read(file).ok()?;
+                    let text = String::from_utf8_lossy(&bytes);
+                    let module = module_name(root, file)?;
+                    let mut classes = Vec::new();
+                    for c in headers.captures_iter(&text) {
+                        for base in c[2].split(',') {
+                            let base = base.trim();
+                            if base.contains('=') {
+                                continue;
+                            }
+                            let last = base.rsplit('.').next().unwrap_or(base);
+                            let last = last.split('[').next().unwrap_or(last).trim();
+                            classes.push((last.to_string(), module.clone(), c[1].to_string()));
                         }
-                        let last = base.rsplit('.').next().unwrap_or(base);
-                        let last = last.split('[').next().unwrap_or(last).trim();
-                        index
-                            .subclasses
-                            .entry(last.to_string())
-                            .or_default()
-                            .push((module.clone(), c[1].to_string()));
                     }
+                    let names = defs
+                        .captures_iter(&text)
+                        .map(|d| d[1].to_string())
+                        .collect();
+                    Some((classes, names))
+                })
+                .collect();
+            let mut index = Index::default();
+            for (classes, names) in scanned {
+                for (base, module, class) in classes {
+                    index
+                        .subclasses
+                        .entry(base)
+                        .or_default()
+                        .push((module, class));
                 }
-                for d in defs.captures_iter(&text) {
-                    index.defined.insert(d[1].to_string());
-                }
+                index.defined.extend(names);
             }
             index
         })
@@ -292,7 +311,7 @@ impl Program {
     }
 
     /// Where the function (or method, or class's constructor) `dotted` names is defined: its
-    /// file relative to the root and its first line, for each unit; `None` where the release
+    /// file and its first line, for each unit; `None` where the release
     /// does not define it.
     pub fn sites_of(&self, dotted: &str) -> Option<Vec<(PathBuf, usize)>> {
         let ids = self.entry(dotted)?;
@@ -301,7 +320,6 @@ impl Program {
             let facts = self.load(&id.module)?;
             let unit = unit_of(&facts, id.index)?;
             let (file, _) = self.file_of(&id.module)?;
-            let file = file.strip_prefix(&self.root).unwrap_or(&file).to_path_buf();
             out.push((file, unit.lines.0));
         }
         Some(out)
@@ -311,11 +329,19 @@ impl Program {
     /// relative to the root or absolute, and 1-based lines).
     pub fn reach(&self, entries: &[String], sites: &[(PathBuf, usize)]) -> Verdict {
         let mut targets: Vec<(Id, String)> = Vec::new();
+        // A site outside the release cannot be shown reached: said, never taken as reached.
+        let mut strays: Vec<String> = Vec::new();
         for (file, line) in sites {
-            let Some(module) = self.module_of(file) else {
-                continue;
-            };
-            let Some(facts) = self.load(&module) else {
+            let facts = self.module_of(file).and_then(|m| Some((self.load(&m)?, m)));
+            let Some((facts, module)) = facts else {
+                let stray = format!(
+                    "{} (not a module of the release in {})",
+                    file.display(),
+                    self.root.display()
+                );
+                if !strays.contains(&stray) {
+                    strays.push(stray);
+                }
                 continue;
             };
             // Code at module or class level runs at import: reached by importing.
@@ -339,11 +365,12 @@ impl Program {
             }
         }
         let search = self.search(start);
-        let unreached: Vec<String> = targets
+        let mut unreached: Vec<String> = targets
             .iter()
             .filter(|(t, _)| !search.parents.contains_key(t))
             .map(|(_, name)| name.clone())
             .collect();
+        unreached.extend(strays);
         if unreached.is_empty() {
             let path = match targets.first() {
                 Some((t, _)) => search.path(t, self),
@@ -420,9 +447,9 @@ impl Program {
 
     /// Whether a call the search cannot follow may run the tree's code: a method call counts
     /// only where some `def` of the tree has its name (`x.view(...)` on a tensor does not).
-    fn may_define(&self, callee: &facts::Expr) -> bool {
+    fn may_define(&self, callee: &model::Expr) -> bool {
         match callee {
-            facts::Expr::Attr(_, name) | facts::Expr::GetAttr(_, Some(name)) => {
+            model::Expr::Attr(_, name) | model::Expr::GetAttr(_, Some(name)) => {
                 self.index().defined.contains(name)
             }
             _ => true,
@@ -497,4 +524,60 @@ fn python_files(root: &Path) -> Vec<PathBuf> {
     }
     out.sort();
     out
+}
+
+/// The facts of module `name` of the release at `root`; `None` where it has no such module.
+fn read_module(root: &Path, name: &str) -> Option<Facts> {
+    if name.is_empty() || !name.split('.').all(crate::python::is_identifier) {
+        return None;
+    }
+    let (path, is_package) = file_of(root, name)?;
+    let meta = std::fs::metadata(&path).ok()?;
+    if !meta.is_file() || meta.len() > MAX_MODULE_BYTES {
+        return None;
+    }
+    let bytes = std::fs::read(&path).ok()?;
+    Some(Facts::read(
+        name,
+        is_package,
+        &String::from_utf8_lossy(&bytes),
+    ))
+}
+
+/// The file of module `name` below `root`, and whether it is a package's `__init__`.
+fn file_of(root: &Path, module: &str) -> Option<(PathBuf, bool)> {
+    let mut base = root.to_path_buf();
+    base.extend(module.split('.'));
+    let package = base.join("__init__.py");
+    if package.is_file() {
+        return Some((package, true));
+    }
+    let file = base.with_extension("py");
+    file.is_file().then_some((file, false))
+}
+
+/// The module a file of the release at `root` is (its path relative to the root, or absolute).
+fn module_name(root: &Path, file: &Path) -> Option<String> {
+    let file = if file.is_relative() && root.is_absolute() {
+        plain(file)
+    } else {
+        file.to_path_buf()
+    };
+    let rel = file.strip_prefix(root).ok()?;
+    let stem = rel.to_str()?.strip_suffix(".py")?;
+    let mut parts: Vec<&str> = stem.split(['/', '\\']).filter(|p| !p.is_empty()).collect();
+    if parts.last() == Some(&"__init__") {
+        parts.pop();
+    }
+    (!parts.is_empty()).then(|| parts.join("."))
+}
+
+/// `path` made absolute (against the working directory) without `.` components, so a file
+/// named as `./pkg/m.py` or `/abs/pkg/m.py` is found below a root named either way.
+fn plain(path: &Path) -> PathBuf {
+    let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    absolute
+        .components()
+        .filter(|c| !matches!(c, std::path::Component::CurDir))
+        .collect()
 }

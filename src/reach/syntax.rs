@@ -3,7 +3,7 @@
 
 use tree_sitter::Node;
 
-use super::facts::{Expr, Kind, Local};
+use super::model::{Binding, Expr, Kind, Local};
 
 /// A definition without its decorators, and the decorators' expressions.
 pub(super) fn undecorate(stmt: Node<'_>) -> (Node<'_>, Vec<Node<'_>>) {
@@ -190,48 +190,7 @@ pub(super) fn expr(node: Node<'_>, text: &str) -> Expr {
             _ => Expr::Other,
         },
         "parenthesized_expression" => node.named_child(0).map_or(Expr::Other, |n| expr(n, text)),
-        "call" => {
-            let Some(f) = field("function") else {
-                return Expr::Other;
-            };
-            let name = &text[f.byte_range()];
-            let args: Vec<Node<'_>> = field("arguments")
-                .map(|a| {
-                    let mut c = a.walk();
-                    a.named_children(&mut c)
-                        .filter(|n| n.kind() != "comment")
-                        .collect()
-                })
-                .unwrap_or_default();
-            let last = name.rsplit('.').next().unwrap_or(name);
-            match name {
-                "super" => Expr::Super,
-                "enumerate" if !args.is_empty() => Expr::Enumerate(Box::new(expr(args[0], text))),
-                // A container built from values holds them: `nn.ModuleList([Layer(c) for ...])`
-                // is a table of layers, so `self.layers[i](x)` calls a layer.
-                _ if CONTAINERS.contains(&last) => {
-                    let positional: Vec<Node<'_>> = args
-                        .iter()
-                        .copied()
-                        .filter(|a| a.kind() != "keyword_argument")
-                        .collect();
-                    match positional.as_slice() {
-                        // `list(xs)`, `nn.ModuleList([...])`: the items of the one iterable.
-                        [one] if last != "Sequential" => expr(*one, text),
-                        many => Expr::Table(many.iter().map(|a| expr(*a, text)).collect()),
-                    }
-                }
-                "getattr" if args.len() >= 2 => {
-                    let object = Box::new(expr(args[0], text));
-                    let literal = (args[1].kind() == "string")
-                        .then(|| text[args[1].byte_range()].trim_matches(|c| c == '"' || c == '\''))
-                        .filter(|s| crate::python::is_identifier(s))
-                        .map(str::to_string);
-                    Expr::GetAttr(object, literal)
-                }
-                _ => Expr::Call(Box::new(expr(f, text))),
-            }
-        }
+        "call" => call_expr(node, text),
         "subscript" => field("value").map_or(Expr::Other, |v| Expr::Item(Box::new(expr(v, text)))),
         "dictionary" => {
             let mut cursor = node.walk();
@@ -278,5 +237,129 @@ pub(super) fn expr(node: Node<'_>, text: &str) -> Expr {
                 .collect(),
         ),
         _ => Expr::Other,
+    }
+}
+
+/// The bindings of one import statement (module names absolute, relative ones from
+/// `package`), and the modules it star-imports.
+pub(super) fn import_bindings(
+    stmt: Node<'_>,
+    text: &str,
+    package: &str,
+) -> (Vec<(String, Binding)>, Vec<String>) {
+    let src = |n: Node<'_>| &text[n.byte_range()];
+    let mut stars = Vec::new();
+    let mut out = Vec::new();
+    if stmt.kind() == "import_statement" {
+        let mut cursor = stmt.walk();
+        for item in stmt.named_children(&mut cursor) {
+            match item.kind() {
+                "dotted_name" => {
+                    let full = src(item).to_string();
+                    let first = full.split('.').next().unwrap_or_default().to_string();
+                    out.push((first.clone(), Binding::Module(first)));
+                }
+                "aliased_import" => {
+                    let (Some(n), Some(a)) = (
+                        item.child_by_field_name("name"),
+                        item.child_by_field_name("alias"),
+                    ) else {
+                        continue;
+                    };
+                    out.push((src(a).to_string(), Binding::Module(src(n).into())));
+                }
+                _ => {}
+            }
+        }
+        return (out, stars);
+    }
+    if stmt.kind() != "import_from_statement" {
+        return (out, stars);
+    }
+    let Some(from) = stmt.child_by_field_name("module_name") else {
+        return (out, stars);
+    };
+    let module = absolute(package, src(from));
+    let mut cursor = stmt.walk();
+    for item in stmt.named_children(&mut cursor) {
+        if item.id() == from.id() {
+            continue;
+        }
+        match item.kind() {
+            "wildcard_import" => stars.push(module.clone()),
+            "dotted_name" => {
+                let name = src(item).to_string();
+                out.push((
+                    name.clone(),
+                    Binding::From {
+                        module: module.clone(),
+                        name,
+                    },
+                ));
+            }
+            "aliased_import" => {
+                let (Some(n), Some(a)) = (
+                    item.child_by_field_name("name"),
+                    item.child_by_field_name("alias"),
+                ) else {
+                    continue;
+                };
+                out.push((
+                    src(a).to_string(),
+                    Binding::From {
+                        module: module.clone(),
+                        name: src(n).to_string(),
+                    },
+                ));
+            }
+            _ => {}
+        }
+    }
+    (out, stars)
+}
+
+/// A call reduced: `super()`, `enumerate(xs)`, a container of values, `getattr` with a
+/// literal name, or the result of calling the callee.
+fn call_expr(node: Node<'_>, text: &str) -> Expr {
+    let Some(f) = node.child_by_field_name("function") else {
+        return Expr::Other;
+    };
+    let name = &text[f.byte_range()];
+    let args: Vec<Node<'_>> = node
+        .child_by_field_name("arguments")
+        .map(|a| {
+            let mut c = a.walk();
+            a.named_children(&mut c)
+                .filter(|n| n.kind() != "comment")
+                .collect()
+        })
+        .unwrap_or_default();
+    let last = name.rsplit('.').next().unwrap_or(name);
+    match name {
+        "super" => Expr::Super,
+        "enumerate" if !args.is_empty() => Expr::Enumerate(Box::new(expr(args[0], text))),
+        // A container built from values holds them: `nn.ModuleList([Layer(c) for ...])`
+        // is a table of layers, so `self.layers[i](x)` calls a layer.
+        _ if CONTAINERS.contains(&last) => {
+            let positional: Vec<Node<'_>> = args
+                .iter()
+                .copied()
+                .filter(|a| a.kind() != "keyword_argument")
+                .collect();
+            match positional.as_slice() {
+                // `list(xs)`, `nn.ModuleList([...])`: the items of the one iterable.
+                [one] if last != "Sequential" => expr(*one, text),
+                many => Expr::Table(many.iter().map(|a| expr(*a, text)).collect()),
+            }
+        }
+        "getattr" if args.len() >= 2 => {
+            let object = Box::new(expr(args[0], text));
+            let literal = (args[1].kind() == "string")
+                .then(|| text[args[1].byte_range()].trim_matches(|c| c == '"' || c == '\''))
+                .filter(|s| crate::python::is_identifier(s))
+                .map(str::to_string);
+            Expr::GetAttr(object, literal)
+        }
+        _ => Expr::Call(Box::new(expr(f, text))),
     }
 }
