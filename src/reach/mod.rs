@@ -58,6 +58,10 @@ struct Index {
     defined: HashSet<String>,
 }
 
+/// What the scan of one file found: each class header's (base name, module, class), and the
+/// names its `def`s define.
+type Scanned = (Vec<(String, String, String)>, Vec<String>);
+
 /// A place where the search met a call it could not follow.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Place {
@@ -239,7 +243,7 @@ impl Program {
             let defs = regex::Regex::new(r"(?m)^[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)")
                 .expect("a valid regex");
             let root = self.root.as_path();
-            let scanned: Vec<(Vec<(String, String, String)>, Vec<String>)> = python_files(root)
+            let scanned: Vec<Scanned> = python_files(root)
                 .par_iter()
                 .filter_map(|file| {
                     let bytes = std::fs::read(file).ok()?;
