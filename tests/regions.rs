@@ -270,3 +270,28 @@ fn a_tree_from_the_environment() {
     }
     eprintln!("checked {offsets} offsets and {assignments} assignments in {files} files");
 }
+
+/// The named case of reliability round 5: an assignment pattern in the one-line body of a
+/// clause after an indented block was missed on the statement-local path, exit 0, while the
+/// same rule scoped to the function (a whole parse) patched it.
+#[test]
+fn one_line_bodies_of_continuation_clauses_are_matched_on_both_paths() {
+    use crate::util::{regraft, text};
+    let source = "def f(a):\n    try:\n        x = 1\n    except ValueError: y = g(5, a)\n    finally: y = g(7, a)\n    if a:\n        pass\n    elif a: y = g(2, a)\n    else: y = g(3, a)\n    for i in a:\n        pass\n    else: y = g(4, a)\n    while a:\n        pass\n    else: y = g(6, a)\n    if a: pass\n    else: y = g(8, a)\n    try: y = g(1, a)\n    except* E: y = g(9, a)\n    return y\n";
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(dir.path().join("t.py"), source).unwrap();
+    let mut outputs = Vec::new();
+    for scope in ["", "inside: {function: f}\n"] {
+        fs::write(
+            dir.path().join("r.yaml"),
+            format!("id: swap\n{scope}match: '$Y = g($S, $A)'\naction:\n  replace: '$Y = h($A, $S)'\nexpect: 9\n"),
+        )
+        .unwrap();
+        let out = regraft(&["apply", "--diff", "-r", "r.yaml", "t.py"], dir.path());
+        assert_eq!(out.status.code(), Some(0), "{scope}{}", text(&out.stderr));
+        let diff = text(&out.stdout);
+        assert_eq!(diff.matches("= h(a, ").count(), 9, "{scope}{diff}");
+        outputs.push(diff);
+    }
+    assert_eq!(outputs[0], outputs[1]);
+}

@@ -166,6 +166,8 @@ struct Line {
     last: Option<u8>,
     /// Begins with `try`.
     opens_try: bool,
+    /// A one-line compound statement that clauses may continue (`if a: pass`, `try: x()`).
+    one_line_head: bool,
 }
 
 impl Line {
@@ -265,6 +267,7 @@ fn owner_of_clause(lines: &[Line], at: usize) -> Option<usize> {
         match l.kind {
             Kind::Clause => continue,
             Kind::Header => return Some(i),
+            Kind::Simple if l.one_line_head => return Some(i),
             _ => return None,
         }
     }
@@ -346,10 +349,15 @@ fn logical_lines(b: &[u8]) -> Option<Vec<Line>> {
             end: i,
             indent,
             kind,
-            assigns: scan.assigns && kind == Kind::Simple,
+            // A clause with its body on its line (`except E: y = g(a)`) assigns as that body does.
+            assigns: scan.assigns && matches!(kind, Kind::Simple | Kind::Clause),
             punctuation: scan.punctuation,
             last: scan.last_significant,
             opens_try: kind == Kind::Header && starts_keyword(&b[first..], b"try"),
+            one_line_head: kind == Kind::Simple
+                && ["if", "for", "while", "try", "async"]
+                    .iter()
+                    .any(|k| starts_keyword(&b[first..], k.as_bytes())),
         });
     }
     Some(lines)
