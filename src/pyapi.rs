@@ -87,7 +87,8 @@ fn to_py_err(py: Python<'_>, error: &Error) -> PyErr {
             PatchError::TargetSyntax { .. }
             | PatchError::MixedLineEnds { .. }
             | PatchError::UnparseableResult { .. }
-            | PatchError::UnresolvedName { .. } => ParseError::new_err(message),
+            | PatchError::UnresolvedName { .. }
+            | PatchError::UnknownAttribute { .. } => ParseError::new_err(message),
             PatchError::Action { .. }
             | PatchError::NotIdempotent { .. }
             | PatchError::NotAFixedPoint { .. }

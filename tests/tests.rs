@@ -6,6 +6,7 @@ mod util;
 
 mod actions;
 mod atomicity;
+mod attributes;
 mod bad_inputs;
 mod branches;
 mod cli;

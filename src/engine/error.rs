@@ -177,6 +177,32 @@ pub enum PatchError {
         at: SourceSpan,
     },
 
+    /// The patched text reads an attribute of `self` that the class does not have in the
+    /// release the file belongs to (see `engine::attributes`).
+    #[error(
+        "patching {path} would read an attribute the class does not have ({reason}); nothing was written"
+    )]
+    #[diagnostic(
+        code(regraft::result::attribute),
+        help(
+            "narrow the rule's `requires` to the releases whose class has it, guard the read (`getattr(self, \"name\", None)`), or declare it with `provides: [name]` where the runtime sets it; rule(s) {rules}"
+        )
+    )]
+    UnknownAttribute {
+        /// The target's path.
+        path: String,
+        /// Which attribute, and which classes were searched.
+        reason: String,
+        /// The rules whose edits went in.
+        rules: String,
+        /// The patched text.
+        #[source_code]
+        src: crate::source::Source,
+        /// Where the new code reads it.
+        #[label("read here; no class of its resolution order has it in this release")]
+        at: SourceSpan,
+    },
+
     /// The patched text reads a name nothing in the file provides (see `python::names`).
     #[error("patching {path} would leave a name undefined ({reason}); nothing was written")]
     #[diagnostic(
@@ -316,7 +342,8 @@ impl PatchError {
             PatchError::TargetSyntax { .. }
             | PatchError::MixedLineEnds { .. }
             | PatchError::UnparseableResult { .. }
-            | PatchError::UnresolvedName { .. } => None,
+            | PatchError::UnresolvedName { .. }
+            | PatchError::UnknownAttribute { .. } => None,
             PatchError::Drift { rule, .. }
             | PatchError::Action { rule, .. }
             | PatchError::Pin { rule, .. }
@@ -339,6 +366,7 @@ impl PatchError {
             PatchError::Pin { .. } => "pin",
             PatchError::UnparseableResult { .. } => "unparseable-result",
             PatchError::UnresolvedName { .. } => "unresolved-name",
+            PatchError::UnknownAttribute { .. } => "unknown-attribute",
             PatchError::NotIdempotent { .. } | PatchError::NotAFixedPoint { .. } => {
                 "not-idempotent"
             }

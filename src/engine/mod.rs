@@ -3,6 +3,7 @@
 //! each stage in its own module. No exit codes and no printing: the front ends decide those.
 
 mod applied;
+mod attributes;
 mod candidates;
 mod diagnose;
 pub mod error;

@@ -127,6 +127,7 @@ impl Engine<'_> {
         let names = verify::Names {
             provided: self.provided(&planned),
             imported: self.imported(&planned),
+            path: input.path,
         };
         match verify::apply_and_reparse(input.text, input.parsed, regions_only, &planned, &names) {
             Ok(next) => out.next = Some(next),
@@ -161,22 +162,28 @@ impl Engine<'_> {
             span(rejected.at),
             SourceFile::new(path, rejected.output).named_source(),
         );
-        let error = if rejected.unresolved_name {
-            PatchError::UnresolvedName {
+        let error = match rejected.kind {
+            verify::Rejection::Name => PatchError::UnresolvedName {
                 path,
                 reason,
                 rules: named,
                 src,
                 at,
-            }
-        } else {
-            PatchError::UnparseableResult {
+            },
+            verify::Rejection::Attribute => PatchError::UnknownAttribute {
+                path,
+                reason,
+                rules: named,
+                src,
+                at,
+            },
+            verify::Rejection::Syntax => PatchError::UnparseableResult {
                 path,
                 reason,
                 rules: named,
                 at,
                 src,
-            }
+            },
         };
         (rules, error)
     }

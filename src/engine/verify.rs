@@ -18,8 +18,19 @@ pub(crate) struct Rejected {
     pub at: Range<usize>,
     /// The result.
     pub output: String,
-    /// Whether it parses and compiles but reads a name nothing provides.
-    pub unresolved_name: bool,
+    /// What is wrong with it.
+    pub kind: Rejection,
+}
+
+/// Why a result is refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Rejection {
+    /// It does not parse, or CPython rejects it.
+    Syntax,
+    /// It reads a name nothing provides.
+    Name,
+    /// It reads an attribute of `self` the class does not have in this release.
+    Attribute,
 }
 
 /// The names a step's rules declare: provided by the runtime, or brought in by `imports`.
@@ -29,6 +40,9 @@ pub(crate) struct Names<'r> {
     /// Bound by the `imports` the step adds: a read of one the edits wrote must find the
     /// module's binding, not a nearer one.
     pub imported: Vec<&'r str>,
+    /// The file, as given: the release it belongs to is found above it, for the attributes
+    /// the edits read of `self`.
+    pub path: &'r str,
 }
 
 /// Applies ordered `planned` edits to `text` (parsed as `parsed`) and parses the result: only
@@ -56,24 +70,45 @@ pub(crate) fn apply_and_reparse(
         ),
         None => match cpython_error(text, planned, &output, &reparsed) {
             Some(e) => (format!("CPython rejects it: {}", e.message), e.range),
-            None => match unresolved_name((text, parsed), planned, &output, &reparsed, names) {
-                None => return Ok((output, reparsed)),
-                Some((reason, at)) => {
-                    return Err(Rejected {
-                        reason,
-                        at,
-                        output,
-                        unresolved_name: true,
+            None => {
+                let refused = unresolved_name((text, parsed), planned, &output, &reparsed, names)
+                    .map(|(reason, at)| (reason, at, Rejection::Name))
+                    .or_else(|| {
+                        let tree = crate::python::Held::or_parse(
+                            reparsed
+                                .regions
+                                .is_none()
+                                .then(|| reparsed.tree.root_node()),
+                            &output,
+                        );
+                        super::attributes::unknown_attribute(
+                            names.path,
+                            &output,
+                            tree.root(),
+                            &edit_spans(text, planned),
+                            &names.provided,
+                        )
+                        .map(|(reason, at)| (reason, at, Rejection::Attribute))
                     });
+                match refused {
+                    None => return Ok((output, reparsed)),
+                    Some((reason, at, kind)) => {
+                        return Err(Rejected {
+                            reason,
+                            at,
+                            output,
+                            kind,
+                        });
+                    }
                 }
-            },
+            }
         },
     };
     Err(Rejected {
         reason,
         at,
         output,
-        unresolved_name: false,
+        kind: Rejection::Syntax,
     })
 }
 
@@ -86,17 +121,7 @@ fn unresolved_name(
     reparsed: &Parsed,
     declared: &Names<'_>,
 ) -> Option<(String, Range<usize>)> {
-    let shifts = edit::Shifts::new(planned);
-    let edits: Vec<(Range<usize>, &str)> = planned
-        .iter()
-        .map(|p| {
-            let start = shifts.moved(p.edit.range.start);
-            (
-                start..start + p.edit.text.len(),
-                &text[p.edit.range.clone()],
-            )
-        })
-        .collect();
+    let edits = edit_spans(text, planned);
     // Whole trees the step already holds save the name check a parse each.
     let output_whole = reparsed
         .regions
@@ -143,6 +168,21 @@ fn unresolved_name(
         ),
         found.at,
     ))
+}
+
+/// Each planned edit's range in the output, with the text of `text` it replaced.
+fn edit_spans<'t>(text: &'t str, planned: &[PlannedEdit]) -> Vec<(Range<usize>, &'t str)> {
+    let shifts = edit::Shifts::new(planned);
+    planned
+        .iter()
+        .map(|p| {
+            let start = shifts.moved(p.edit.range.start);
+            (
+                start..start + p.edit.text.len(),
+                &text[p.edit.range.clone()],
+            )
+        })
+        .collect()
 }
 
 /// Records a failure in `survey` when `again`, the rules run on its output, edited anything:

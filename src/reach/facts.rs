@@ -7,9 +7,10 @@ use std::collections::HashMap;
 
 use tree_sitter::Node;
 
-use super::model::{Binding, Class, Facts, Kind, Local, Unit, Use};
+use super::model::{Binding, Class, Expr, Facts, Kind, Local, Unit, Use};
 use super::syntax::{
-    annotation, expr, import_bindings, kind_of, loop_targets, short, target_names, undecorate,
+    annotation, expr, import_bindings, is_first_param, is_value_place, kind_of, loop_targets,
+    setattr_on_self, short, target_names, undecorate,
 };
 use crate::python::definition_name;
 
@@ -205,6 +206,8 @@ impl Reader<'_> {
         }
         self.facts.classes.push(Class {
             name: name.clone(),
+            qualname: qualname.clone(),
+            dynamic: false,
             bases,
             methods: HashMap::new(),
             attrs: HashMap::new(),
@@ -291,13 +294,13 @@ impl Reader<'_> {
                     if stmt.kind() == "expression_statement"
                         && let Some(a) = stmt.named_child(0)
                         && a.kind() == "assignment"
-                        && let (Some(l), Some(r)) = (
-                            a.child_by_field_name("left"),
-                            a.child_by_field_name("right"),
-                        )
+                        && let Some(l) = a.child_by_field_name("left")
                         && l.kind() == "identifier"
                     {
-                        let value = expr(r, self.text);
+                        // `x: int` (a dataclass field) names an attribute with no value.
+                        let value = a
+                            .child_by_field_name("right")
+                            .map_or(Expr::Other, |r| expr(r, self.text));
                         let key = self.src(l).to_string();
                         self.facts.classes[index]
                             .attrs
@@ -516,12 +519,32 @@ impl Reader<'_> {
             return;
         };
         let callee = expr(f, self.text);
+        if let Some(class) = unit.class {
+            self.note_setattr(call, class, unit);
+        }
         unit.uses.push(Use {
             expr: callee,
             called: true,
             line: call.start_position().row + 1,
             text: short(self.src(f)),
         });
+    }
+
+    /// `setattr(self, "name", v)` in a method: the instances carry `name`; with a computed
+    /// name (or `self.__dict__` written), any attribute.
+    fn note_setattr(&mut self, call: Node<'_>, class: usize, unit: &Unit) {
+        match setattr_on_self(call, self.text, |n| is_first_param(unit, n)) {
+            Some(Some(name)) => {
+                let at = self.facts.units.len();
+                self.facts.classes[class]
+                    .self_attrs
+                    .entry(name)
+                    .or_default()
+                    .push((at, Expr::Other));
+            }
+            Some(None) => self.facts.classes[class].dynamic = true,
+            None => {}
+        }
     }
 
     fn taken(&mut self, n: Node<'_>, unit: &mut Unit) {
@@ -551,38 +574,5 @@ impl Reader<'_> {
             let children: Vec<Node<'_>> = n.named_children(&mut cursor).collect();
             stack.extend(children.into_iter().rev().map(|c| (c, Some(n))));
         }
-    }
-}
-
-/// The index of the unit being read is the one pushed next; its first parameter is the
-/// instance (or class) of a method that is neither static.
-fn is_first_param(unit: &Unit, name: &str) -> bool {
-    unit.kind != Kind::Static
-        && unit.locals.get(name).is_some_and(|ls| {
-            ls.iter()
-                .any(|l| matches!(l, Local::Param { position: 0, .. }))
-        })
-}
-
-/// A name or attribute standing where a function value is taken, not called: an argument, a
-/// value assigned, returned or put in a display (`partial(fn, ...)`, `hooks = [self._hook]`).
-fn is_value_place(n: Node<'_>, parent: Option<Node<'_>>) -> bool {
-    if !matches!(n.kind(), "identifier" | "attribute") {
-        return false;
-    }
-    let Some(parent) = parent else {
-        return false;
-    };
-    match parent.kind() {
-        "argument_list"
-        | "list"
-        | "tuple"
-        | "set"
-        | "expression_list"
-        | "conditional_expression"
-        | "boolean_operator" => true,
-        "keyword_argument" | "pair" => parent.child_by_field_name("value") == Some(n),
-        "assignment" => parent.child_by_field_name("right") == Some(n),
-        _ => false,
     }
 }

@@ -14,6 +14,7 @@ use std::collections::{HashMap, HashSet, VecDeque};
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
+mod attributes;
 mod classes;
 mod facts;
 mod model;
@@ -21,6 +22,7 @@ mod model;
 mod syntax;
 mod values;
 
+pub use attributes::Attribute;
 use model::Facts;
 use values::{Id, Scope, TOP, Value, unit_of};
 
@@ -578,7 +580,7 @@ fn module_name(root: &Path, file: &Path) -> Option<String> {
 
 /// `path` made absolute (against the working directory) without `.` components, so a file
 /// named as `./pkg/m.py` or `/abs/pkg/m.py` is found below a root named either way.
-fn plain(path: &Path) -> PathBuf {
+pub(crate) fn plain(path: &Path) -> PathBuf {
     let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
     absolute
         .components()

@@ -122,6 +122,11 @@ pub(super) struct Class {
     pub nested: HashMap<String, usize>,
     /// `self.name = expr` in its methods: the expression and the unit it is read in.
     pub self_attrs: HashMap<String, Vec<(usize, Expr)>>,
+    /// `Outer.Inner` for a nested class.
+    pub qualname: String,
+    /// Its instances may carry attributes no assignment names: a method calls
+    /// `setattr(self, name, ...)` with a computed name, or writes `self.__dict__`.
+    pub dynamic: bool,
 }
 
 /// Everything call resolution needs of one module.

@@ -3,7 +3,7 @@
 
 use tree_sitter::Node;
 
-use super::model::{Binding, Expr, Kind, Local};
+use super::model::{Binding, Expr, Kind, Local, Unit};
 
 /// A definition without its decorators, and the decorators' expressions.
 pub(super) fn undecorate(stmt: Node<'_>) -> (Node<'_>, Vec<Node<'_>>) {
@@ -362,4 +362,71 @@ fn call_expr(node: Node<'_>, text: &str) -> Expr {
         }
         _ => Expr::Call(Box::new(expr(f, text))),
     }
+}
+
+/// The index of the unit being read is the one pushed next; its first parameter is the
+/// instance (or class) of a method that is neither static.
+pub(super) fn is_first_param(unit: &Unit, name: &str) -> bool {
+    unit.kind != Kind::Static
+        && unit.locals.get(name).is_some_and(|ls| {
+            ls.iter()
+                .any(|l| matches!(l, Local::Param { position: 0, .. }))
+        })
+}
+
+/// A name or attribute standing where a function value is taken, not called: an argument, a
+/// value assigned, returned or put in a display (`partial(fn, ...)`, `hooks = [self._hook]`).
+pub(super) fn is_value_place(n: Node<'_>, parent: Option<Node<'_>>) -> bool {
+    if !matches!(n.kind(), "identifier" | "attribute") {
+        return false;
+    }
+    let Some(parent) = parent else {
+        return false;
+    };
+    match parent.kind() {
+        "argument_list"
+        | "list"
+        | "tuple"
+        | "set"
+        | "expression_list"
+        | "conditional_expression"
+        | "boolean_operator" => true,
+        "keyword_argument" | "pair" => parent.child_by_field_name("value") == Some(n),
+        "assignment" => parent.child_by_field_name("right") == Some(n),
+        _ => false,
+    }
+}
+
+/// `setattr(obj, "name", v)` or `obj.__dict__.update(...)` on the instance (`is_self` tells
+/// its name): `Some(Some(name))` for a literal name, `Some(None)` for any attribute.
+pub(super) fn setattr_on_self(
+    call: Node<'_>,
+    text: &str,
+    is_self: impl Fn(&str) -> bool,
+) -> Option<Option<String>> {
+    let src = |n: Node<'_>| &text[n.byte_range()];
+    let callee = call.child_by_field_name("function").map_or("", src);
+    if let Some((object, rest)) = callee.split_once('.')
+        && rest.starts_with("__dict__.")
+        && is_self(object)
+    {
+        return Some(None);
+    }
+    if callee != "setattr" {
+        return None;
+    }
+    let args = call.child_by_field_name("arguments")?;
+    let mut cursor = args.walk();
+    let args: Vec<Node<'_>> = args.named_children(&mut cursor).collect();
+    let first = args.first()?;
+    if first.kind() != "identifier" || !is_self(src(*first)) {
+        return None;
+    }
+    let literal = args
+        .get(1)
+        .filter(|a| a.kind() == "string")
+        .map(|a| src(*a).trim_matches(|c| c == '"' || c == '\''))
+        .filter(|s| crate::python::is_identifier(s))
+        .map(str::to_string);
+    Some(literal)
 }

@@ -158,6 +158,45 @@ def test_a_drifted_rule_fails_with_regrafts_diagnostic_first(project):
     assert "selects no file" not in result.stdout.str()
 
 
+def test_a_rule_whose_edit_the_installed_package_never_runs_fails_as_unreached(pytester, monkeypatch):
+    # `Engine.run` is defined and matched, but `fakepkg.api.start` calls `Engine.go` only:
+    # the patch applies and would never run.
+    site = pytester.mkdir("site")
+    _distribution(site, "fakepkg", "1.2", {
+        "fakepkg/__init__.py": "",
+        "fakepkg/core.py": "class Engine:\n    def run(self, x):\n        return x\n\n"
+                           "    def go(self, x):\n        return x\n",
+        "fakepkg/api.py": "from .core import Engine\n\n\ndef start():\n    return Engine().go(1)\n",
+    })
+    monkeypatch.setenv("PYTHONPATH", str(site))
+    monkeypatch.delenv("REGRAFT_BOOTSTRAP", raising=False)
+    rules = pytester.mkdir("rules")
+    (rules / "reach.yaml").write_text(textwrap.dedent("""\
+        id: patch-run
+        requires: {fakepkg: ">=1"}
+        files: ["**/fakepkg/core.py"]
+        inside: {class: Engine}
+        match: "def run($$$P): $$$B"
+        reached_from: [fakepkg.api.start]
+        expect: 1
+        ---
+        id: patch-go
+        requires: {fakepkg: ">=1"}
+        files: ["**/fakepkg/core.py"]
+        inside: {class: Engine}
+        match: "def go($$$P): $$$B"
+        reached_from: [fakepkg.api.start]
+        expect: 1
+        """))
+    result = _run(pytester, "--regraft", "rules", "-rf")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines([
+        "*_ regraft: patch-run on the installed packages _*",
+        "rule `patch-run` is unreached on fakepkg 1.2: no call from fakepkg.api.start reaches "
+        "fakepkg.core.Engine.run",
+    ], consecutive=True)
+
+
 def test_k_selects_by_rule_id(project):
     result = _run(project, "--regraft", "rules", "-k", "drifted")
     result.assert_outcomes(failed=2, deselected=5)

@@ -405,7 +405,7 @@ fn in_import_under<'t>(node: Node<'t>, parent_of: Parent<'_, 't>) -> bool {
 }
 
 /// Whether `text` holds `name` as a whole word.
-fn word_in(text: &str, name: &str) -> bool {
+pub fn word_in(text: &str, name: &str) -> bool {
     let is_word = |c: char| c.is_alphanumeric() || c == '_';
     text.match_indices(name).any(|(at, _)| {
         !text[..at].chars().next_back().is_some_and(is_word)
