@@ -34,17 +34,10 @@ pub enum Error {
     #[error(transparent)]
     #[diagnostic(code(regraft::usage::version))]
     Version(#[from] VersionError),
-    /// A rule test case's directive line cannot be read.
-    #[error(
-        "{file}: cannot read test directive `{line}` (with PKG=VER, phase P, path P, unchanged, error drift|conflict|error)"
-    )]
-    #[diagnostic(code(regraft::usage))]
-    TestDirective {
-        /// The case file.
-        file: String,
-        /// The directive line.
-        line: String,
-    },
+    /// A rule's test case files cannot be read.
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    Case(#[from] crate::rules::case_files::CaseError),
     /// Patched files could not be written (and none was).
     #[error(transparent)]
     #[diagnostic(transparent)]
@@ -110,10 +103,9 @@ impl Error {
             Error::Fetch(_) => "fetch",
             Error::Write(_) => "write",
             Error::Config(_) => "config",
-            Error::Version(_)
-            | Error::Usage(_)
-            | Error::TestDirective { .. }
-            | Error::MatrixTarget { .. } => "usage",
+            Error::Version(_) | Error::Usage(_) | Error::Case(_) | Error::MatrixTarget { .. } => {
+                "usage"
+            }
         }
     }
 

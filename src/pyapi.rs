@@ -96,7 +96,7 @@ fn to_py_err(py: Python<'_>, error: &Error) -> PyErr {
             | PatchError::ImportPlace { .. } => ActionError::new_err(message),
         },
         Error::Target(_)
-        | Error::TestDirective { .. }
+        | Error::Case(_)
         | Error::MatrixTarget { .. }
         | Error::Fetch(_)
         | Error::Write(_)

@@ -6,12 +6,11 @@
 //! output of a case `NAME` is `<rule-id>.tests/NAME.expected.py`.
 
 use std::fs;
-use std::path::{Path, PathBuf};
 
 use crate::compile::RuleSet;
 use crate::engine::{Engine, Target};
 use crate::error::Error;
-use crate::rules::model::{Rule, Spanned, TestCase, TestExpectation};
+use crate::rules::model::{Rule, TestExpectation};
 use crate::versions::VersionEnv;
 
 /// The result of one case.
@@ -36,80 +35,7 @@ pub struct Failure {
     pub texts: Option<(String, String)>,
 }
 
-/// The folder holding a rule's test files and snapshots.
-pub fn tests_dir(rule: &Rule) -> PathBuf {
-    let file = Path::new(rule.origin.file.name());
-    let dir = file.parent().unwrap_or(Path::new("."));
-    dir.join(format!("{}.tests", rule.id.value))
-}
-
-/// The cases of a rule: inline ones, then the files in its tests folder (in name order).
-pub fn cases(rule: &Rule) -> Result<Vec<TestCase>, Error> {
-    let mut cases = rule.tests.clone();
-    let dir = tests_dir(rule);
-    let Ok(entries) = fs::read_dir(&dir) else {
-        return Ok(cases);
-    };
-    let mut files: Vec<PathBuf> = entries
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| {
-            p.extension().is_some_and(|e| e == "py")
-                && !p.to_string_lossy().ends_with(".expected.py")
-        })
-        .collect();
-    files.sort();
-    for file in files {
-        let before =
-            fs::read_to_string(&file).map_err(|e| crate::source::FileError::io(&file, e))?;
-        let name = file
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        cases.push(file_case(&file, name, before)?);
-    }
-    Ok(cases)
-}
-
-/// A case from a file, configured by its leading `# regraft:` lines.
-fn file_case(file: &Path, name: String, before: String) -> Result<TestCase, Error> {
-    let mut case = TestCase {
-        name: Spanned::new(name, 0..0),
-        before: String::new(),
-        versions: Vec::new(),
-        phase: None,
-        path: None,
-        expectation: TestExpectation::Snapshot,
-    };
-    let bad = |line: &str| Error::TestDirective {
-        file: file.display().to_string(),
-        line: line.to_string(),
-    };
-    for line in before.lines() {
-        let Some(directive) = line.strip_prefix("# regraft:") else {
-            break;
-        };
-        let directive = directive.trim();
-        let (word, rest) = directive.split_once(' ').unwrap_or((directive, ""));
-        let rest = rest.trim();
-        match word {
-            "with" => {
-                let (p, v) = rest.split_once('=').ok_or_else(|| bad(line))?;
-                case.versions
-                    .push((p.trim().to_string(), v.trim().to_string()));
-            }
-            "phase" => case.phase = Some(rest.parse().map_err(|()| bad(line))?),
-            "path" => case.path = Some(rest.to_string()),
-            "unchanged" => case.expectation = TestExpectation::Unchanged,
-            "error" if crate::rules::model::TEST_ERROR_KINDS.contains(&rest) => {
-                case.expectation = TestExpectation::Error(rest.to_string());
-            }
-            _ => return Err(bad(line)),
-        }
-    }
-    case.before = before;
-    Ok(case)
-}
+pub use crate::rules::case_files::{cases, tests_dir};
 
 /// A path the rule's first `files` glob selects, for cases that give none.
 pub fn default_path(rule: &Rule) -> String {

@@ -251,3 +251,38 @@ fn a_template_that_rematches_its_pattern_is_found_at_lint() {
     let renames = "id: r\nmatch: 'f($X)'\naction: {replace: 'h($X)'}\nexpect: 1\n";
     assert_eq!(findings(renames), Vec::<&str>::new());
 }
+
+#[test]
+fn a_pin_without_a_case_it_fails_on_is_a_warning_until_one_is_added() {
+    let dir = tempfile::tempdir().unwrap();
+    let rule = dir.path().join("pin.yaml");
+    let pin = "id: keeps-call\nmatch: \"f($X)\"\nexpect: 1\ntests:\n  - name: holds\n    before: \"f(1)\\n\"\n    unchanged: true\n";
+    std::fs::write(&rule, pin).unwrap();
+    let path = rule.to_str().unwrap();
+    let out = lint(&["-r", path, "--deny-warnings"]);
+    assert_eq!(out.status.code(), Some(1));
+    let said = crate::util::words(&text(&out.stderr));
+    assert!(
+        said.contains("regraft::lint::pin_never_fails")
+            && said.contains("pin `keeps-call` has no test case on which it fails: nothing shows it can fail when upstream changes"),
+        "{said}"
+    );
+    // A case in its tests folder that expects it to fail, as well as an inline one, answers it.
+    let cases = dir.path().join("keeps-call.tests");
+    std::fs::create_dir(&cases).unwrap();
+    std::fs::write(cases.join("gone.py"), "# regraft: error drift\ng(1)\n").unwrap();
+    assert_eq!(
+        lint(&["-r", path, "--deny-warnings"]).status.code(),
+        Some(0)
+    );
+    std::fs::remove_dir_all(&cases).unwrap();
+    std::fs::write(
+        &rule,
+        format!("{pin}  - name: gone\n    before: \"g(1)\\n\"\n    error: drift\n"),
+    )
+    .unwrap();
+    assert_eq!(
+        lint(&["-r", path, "--deny-warnings"]).status.code(),
+        Some(0)
+    );
+}

@@ -113,6 +113,21 @@ fn lint_rule(rule: &Rule) -> Vec<RuleError> {
     out.extend(bindings::disagreeing(rule, compiled));
     out.extend(templates::unparseable(rule));
     out.extend(templates::rematching(rule, compiled));
+    if rule.action.is_check() && !has_failing_case(rule) {
+        out.push(
+            RuleError::new(
+                RuleErrorKind::PinNeverFails {
+                    rule: rule.id.value.clone(),
+                },
+                file,
+                rule.id.span.clone(),
+            )
+            .with_help(format!(
+                "add a case the pin must fail on (upstream as it must not be): `tests: [{{name: drifted, before: \"...\", error: drift}}]`, or a file `{}.tests/drifted.py` starting `# regraft: error drift`",
+                rule.id.value
+            )),
+        );
+    }
     if rule.expect.is_none() {
         out.push(
             RuleError::new(
@@ -126,6 +141,19 @@ fn lint_rule(rule: &Rule) -> Vec<RuleError> {
         );
     }
     out
+}
+
+/// Whether one of the rule's cases (inline or in its tests folder) expects it to fail.
+fn has_failing_case(rule: &Rule) -> bool {
+    // A folder that cannot be read is the test runner's to report.
+    crate::rules::case_files::cases(rule).map_or(true, |cases| {
+        cases.iter().any(|c| {
+            matches!(
+                c.expectation,
+                crate::rules::model::TestExpectation::Error(_)
+            )
+        })
+    })
 }
 
 /// Loop metavariables neither the match nor a scope predicate uses.

@@ -149,6 +149,14 @@ pub enum RuleErrorKind {
         /// The rule.
         rule: String,
     },
+    /// A check rule (a pin) with no case on which it fails: nothing shows that it can.
+    #[error(
+        "pin `{rule}` has no test case on which it fails: nothing shows it can fail when upstream changes"
+    )]
+    PinNeverFails {
+        /// The rule.
+        rule: String,
+    },
     /// A template that writes a match of its own rule's pattern: a second run edits the output
     /// again, and `apply` refuses it as no fixed point.
     #[error(
@@ -213,6 +221,7 @@ impl RuleErrorKind {
             RuleErrorKind::UnknownVersion { .. } => "regraft::rule::unknown_version",
             RuleErrorKind::Unsatisfiable { .. } => "regraft::lint::unsatisfiable",
             RuleErrorKind::NoExpect { .. } => "regraft::lint::no_expect",
+            RuleErrorKind::PinNeverFails { .. } => "regraft::lint::pin_never_fails",
             RuleErrorKind::TemplateRematches => "regraft::lint::template_rematches",
             RuleErrorKind::UnusedLoopBinding { .. } => "regraft::lint::unused_binding",
             RuleErrorKind::BindingsDisagree { .. } => "regraft::lint::bindings_disagree",
@@ -244,6 +253,7 @@ impl RuleErrorKind {
             RuleErrorKind::UnknownVersion { .. } => "version unknown",
             RuleErrorKind::Unsatisfiable { .. } => "empty range",
             RuleErrorKind::NoExpect { .. } => "this rule",
+            RuleErrorKind::PinNeverFails { .. } => "this pin",
             RuleErrorKind::TemplateRematches => "matches the rule's pattern",
             RuleErrorKind::UnusedLoopBinding { .. } => "bound here",
             RuleErrorKind::BindingsDisagree { .. } => "bound here",
@@ -255,6 +265,7 @@ impl RuleErrorKind {
     pub fn severity(&self) -> miette::Severity {
         match self {
             RuleErrorKind::NoExpect { .. }
+            | RuleErrorKind::PinNeverFails { .. }
             | RuleErrorKind::TemplateRematches
             | RuleErrorKind::UnusedLoopBinding { .. }
             | RuleErrorKind::BindingsDisagree { .. }
@@ -266,9 +277,9 @@ impl RuleErrorKind {
     /// The id of the rule the problem names, where it names one.
     pub fn rule_id(&self) -> Option<&str> {
         match self {
-            RuleErrorKind::UnknownVersion { rule, .. } | RuleErrorKind::NoExpect { rule } => {
-                Some(rule)
-            }
+            RuleErrorKind::UnknownVersion { rule, .. }
+            | RuleErrorKind::NoExpect { rule }
+            | RuleErrorKind::PinNeverFails { rule } => Some(rule),
             RuleErrorKind::DuplicateId { id } => Some(id),
             _ => None,
         }

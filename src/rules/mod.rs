@@ -1,6 +1,7 @@
 //! Loading rules: files and folders of rule files into the rule model.
 
 pub mod action;
+pub mod case_files;
 mod cases;
 pub mod convert;
 pub mod dsl;
