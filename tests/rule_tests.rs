@@ -133,3 +133,27 @@ fn a_filter_that_selects_nothing_fails_and_rules_without_cases_are_listed() {
         text(&bare.stdout)
     );
 }
+
+#[test]
+fn a_case_whose_rule_still_passes_with_its_matches_taken_away_fails_as_a_negative_control() {
+    let dir = tempfile::tempdir().unwrap();
+    // `pass` deleted is `pass` again: the pin cannot fail, and its case says so.
+    fs::write(
+        dir.path().join("pins.yaml"),
+        "id: empty-branch\nmatch: 'pass'\naction: {check: {}}\nexpect: 1\ntests:\n  - name: holds\n    before: \"if a:\\n    pass\\n\"\n    unchanged: true\n---\nid: keeps-call\nmatch: 'f($X)'\naction: {check: {}}\nexpect: 1\ntests:\n  - name: holds\n    before: \"if a:\\n    f(1)\\n\"\n    unchanged: true\n",
+    )
+    .unwrap();
+    let out = regraft(&["test", "-r", "pins.yaml"], dir.path());
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(
+        stdout.contains("FAIL empty-branch › holds: negative control: with the 1 statement(s) it matched deleted (lines 2), rule `empty-branch` still passes: nothing shows it can fail when upstream changes; give `expect` a floor or narrow the pattern"),
+        "{stdout}"
+    );
+    // The other pin fails once its call is gone: its control is killed and its case passes.
+    assert!(stdout.contains("PASS keeps-call › holds"), "{stdout}");
+    assert!(
+        stdout.trim_end().ends_with("1 passed, 1 failed"),
+        "{stdout}"
+    );
+}

@@ -7,6 +7,8 @@
 
 use std::fs;
 
+mod controls;
+
 use crate::compile::RuleSet;
 use crate::engine::{Engine, Target};
 use crate::error::Error;
@@ -100,6 +102,15 @@ pub fn run_rule(rule: &Rule, all: &[Rule], update: bool) -> Result<Vec<CaseResul
                 .find(|(r, _)| r.rule.id.value == rule.id.value)
                 .map(|(_, line)| line)
         });
+        // A case the rule passes must stop passing with what it matched taken away.
+        let control = match (&case.expectation, &outcome) {
+            (TestExpectation::Snapshot | TestExpectation::Unchanged, Ok(p))
+                if run_drift.is_none() =>
+            {
+                controls::survived(&set, &engine, &rule.id.value, &path, &case.before, p)
+            }
+            _ => None,
+        };
         let failure = match (&case.expectation, outcome) {
             (TestExpectation::Error(kind), Ok(_)) if run_drift.is_some() => {
                 (kind != "drift").then(|| Failure {
@@ -139,6 +150,12 @@ pub fn run_rule(rule: &Rule, all: &[Rule], update: bool) -> Result<Vec<CaseResul
                 failure
             }
         };
+        let failure = failure.or_else(|| {
+            control.map(|message| Failure {
+                message,
+                texts: None,
+            })
+        });
         results.push(CaseResult {
             rule: rule.id.value.clone(),
             case: case.name.value.clone(),
