@@ -316,3 +316,41 @@ expect: 1
     assert_eq!(status("demo==2.0"), "ok", "{rows}");
     assert_ne!(status("demo==3.0"), "ok", "{rows}");
 }
+
+#[test]
+fn each_pin_says_whether_any_release_made_it_fail() {
+    let root = crate::util::root();
+    let pin = "examples/flax-pin/pin.yaml";
+    let out = crate::util::regraft(
+        &[
+            "matrix",
+            "-r",
+            pin,
+            "--target",
+            "transformers=1:examples/flax-pin/before",
+            "--target",
+            "transformers=2:examples/flax-pin/after",
+        ],
+        root,
+    );
+    let stderr = crate::util::text(&out.stderr);
+    assert!(
+        stderr.contains("pin `flax-whisper-decoder-layer-call-order` failed on 1 of 2 release(s) where it is active: transformers==1\n"),
+        "{stderr}"
+    );
+    let out = crate::util::regraft(
+        &[
+            "matrix",
+            "-r",
+            pin,
+            "--target",
+            "transformers=2:examples/flax-pin/after",
+        ],
+        root,
+    );
+    let stderr = crate::util::text(&out.stderr);
+    assert!(
+        stderr.contains("pin `flax-whisper-decoder-layer-call-order` held on all 1 release(s) where it is active: none of them shows it can fail\n"),
+        "{stderr}"
+    );
+}

@@ -180,7 +180,10 @@ pub(super) fn run(args: MatrixArgs, colors: Colors) -> Result<u8, Error> {
                 // Too wide by rule, and narrower by release.
                 Layout::Auto => first(&by_rule) > width && first(&by_release) < first(&by_rule),
             };
-            out(if transposed { by_release } else { by_rule })?
+            out(if transposed { by_release } else { by_rule })?;
+            for line in crate::matrix::pin_lines(&rules, &rows) {
+                super::info(format!("{line}\n"));
+            }
         }
         MatrixFormat::Markdown => out(markdown(&rows))?,
         MatrixFormat::Json => {

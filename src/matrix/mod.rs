@@ -12,9 +12,11 @@ use rayon::prelude::*;
 use serde::Serialize;
 
 mod bisect;
+mod pins;
 mod reuse;
 mod suggest;
 pub use bisect::{Bisection, bisect};
+pub use pins::pin_lines;
 pub use suggest::suggestions;
 
 use crate::compile::{CompiledRule, RuleId, RuleSet};

@@ -94,7 +94,6 @@ pub fn run_rule(rule: &Rule, all: &[Rule], update: bool) -> Result<Vec<CaseResul
             source: &case.before,
         });
         let snapshot = tests_dir(rule).join(format!("{}.expected.py", case.name.value));
-        let mut updated = false;
         // The case is a run of one file: an `expect` over the run is counted on it.
         let run_drift = outcome.as_ref().ok().and_then(|p| {
             crate::engine::totals::missed(&set, std::iter::once(p))
@@ -111,45 +110,7 @@ pub fn run_rule(rule: &Rule, all: &[Rule], update: bool) -> Result<Vec<CaseResul
             }
             _ => None,
         };
-        let failure = match (&case.expectation, outcome) {
-            (TestExpectation::Error(kind), Ok(_)) if run_drift.is_some() => {
-                (kind != "drift").then(|| Failure {
-                    message: format!(
-                        "expected a `{kind}` error, got `drift`: {}",
-                        run_drift.clone().unwrap_or_default()
-                    ),
-                    texts: None,
-                })
-            }
-            (_, Ok(_)) if run_drift.is_some() => Some(Failure {
-                message: format!("patching failed: {}", run_drift.clone().unwrap_or_default()),
-                texts: None,
-            }),
-            (TestExpectation::Error(kind), Err(e)) => {
-                let got = error_kind(e.kind());
-                (got != kind).then(|| Failure {
-                    message: format!("expected a `{kind}` error, got `{got}`: {e}"),
-                    texts: None,
-                })
-            }
-            (TestExpectation::Error(kind), Ok(p)) => Some(Failure {
-                message: format!("expected a `{kind}` error, but patching succeeded"),
-                texts: Some((case.before.clone(), p.output)),
-            }),
-            (_, Err(e)) => Some(Failure {
-                message: format!("patching failed: {e}"),
-                texts: None,
-            }),
-            (TestExpectation::Unchanged, Ok(p)) => (p.output != case.before).then(|| Failure {
-                message: "expected the source unchanged".into(),
-                texts: Some((case.before.clone(), p.output)),
-            }),
-            (TestExpectation::Snapshot, Ok(p)) => {
-                let (failure, written) = compare_snapshot(&snapshot, p.output, update)?;
-                updated = written;
-                failure
-            }
-        };
+        let (failure, updated) = judge(&case, outcome, run_drift, &snapshot, update)?;
         let failure = failure.or_else(|| {
             control.map(|message| Failure {
                 message,
@@ -164,6 +125,58 @@ pub fn run_rule(rule: &Rule, all: &[Rule], update: bool) -> Result<Vec<CaseResul
         });
     }
     Ok(results)
+}
+
+/// What a case's outcome means against what it expects: the failure, if any, and whether
+/// `update` wrote its snapshot.
+fn judge(
+    case: &crate::rules::model::TestCase,
+    outcome: Result<crate::engine::Patched, crate::engine::PatchError>,
+    run_drift: Option<String>,
+    snapshot: &std::path::Path,
+    update: bool,
+) -> Result<(Option<Failure>, bool), Error> {
+    let mut updated = false;
+    let failure = match (&case.expectation, outcome) {
+        (TestExpectation::Error(kind), Ok(_)) if run_drift.is_some() => {
+            (kind != "drift").then(|| Failure {
+                message: format!(
+                    "expected a `{kind}` error, got `drift`: {}",
+                    run_drift.clone().unwrap_or_default()
+                ),
+                texts: None,
+            })
+        }
+        (_, Ok(_)) if run_drift.is_some() => Some(Failure {
+            message: format!("patching failed: {}", run_drift.clone().unwrap_or_default()),
+            texts: None,
+        }),
+        (TestExpectation::Error(kind), Err(e)) => {
+            let got = error_kind(e.kind());
+            (got != kind).then(|| Failure {
+                message: format!("expected a `{kind}` error, got `{got}`: {e}"),
+                texts: None,
+            })
+        }
+        (TestExpectation::Error(kind), Ok(p)) => Some(Failure {
+            message: format!("expected a `{kind}` error, but patching succeeded"),
+            texts: Some((case.before.clone(), p.output)),
+        }),
+        (_, Err(e)) => Some(Failure {
+            message: format!("patching failed: {e}"),
+            texts: None,
+        }),
+        (TestExpectation::Unchanged, Ok(p)) => (p.output != case.before).then(|| Failure {
+            message: "expected the source unchanged".into(),
+            texts: Some((case.before.clone(), p.output)),
+        }),
+        (TestExpectation::Snapshot, Ok(p)) => {
+            let (failure, written) = compare_snapshot(snapshot, p.output, update)?;
+            updated = written;
+            failure
+        }
+    };
+    Ok((failure, updated))
 }
 
 /// A case's output against its snapshot: the failure, if any, and whether `update` wrote the
