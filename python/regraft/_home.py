@@ -47,11 +47,51 @@ def _functions(obj: Any) -> Iterator[types.FunctionType]:
         except ValueError:  # a cycle of `__wrapped__`
             continue
         # The code's own qualified name where there is one (3.11+): `functools.wraps` and
-        # `namedtuple` rewrite `__qualname__`, not the code's.
+        # `namedtuple` rewrite `__qualname__`, not the code's. A wrapper without `wraps`
+        # holds the method in its closure.
         if isinstance(value, types.FunctionType):
-            written = getattr(value.__code__, "co_qualname", value.__qualname__)
-            if written.startswith(prefix):
+            value = real_function(value, None) if not _written(value).startswith(prefix) else value
+            if _written(value).startswith(prefix):
                 yield value
+
+
+def _written(function: types.FunctionType) -> str:
+    """The qualified name its code was written under (3.11+ keeps it on the code:
+    ``functools.wraps`` rewrites the function's ``__qualname__``, not the code's)."""
+    return getattr(function.__code__, "co_qualname", function.__qualname__)
+
+
+def real_function(function: Any, expected: Optional[str] = None) -> Any:
+    """The function whose code is ``expected`` (a qualified name; without one, any not
+    written inside another function) behind ``function``: itself, or one held in its closure,
+    at any depth, where a decorator wrapped it without ``functools.wraps`` (so no
+    ``__wrapped__`` leads there). ``function`` itself where none is found: the caller refuses."""
+    if not isinstance(function, types.FunctionType):
+        return function
+
+    def own(f: types.FunctionType) -> bool:
+        return _written(f) == expected if expected else "<locals>" not in _written(f)
+
+    if own(function):
+        return function
+    seen = set()
+    stack = [function]
+    while stack:
+        f = stack.pop()
+        if id(f) in seen:
+            continue
+        seen.add(id(f))
+        for cell in f.__closure__ or ():
+            try:
+                value = cell.cell_contents
+                value = inspect.unwrap(value) if callable(value) else value
+            except ValueError:  # an empty cell, or a cycle of `__wrapped__`
+                continue
+            if isinstance(value, types.FunctionType):
+                if own(value):
+                    return value
+                stack.append(value)
+    return function
 
 
 def _file(module: Optional[types.ModuleType]) -> Optional[str]:

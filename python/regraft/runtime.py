@@ -129,6 +129,8 @@ def _function(obj: Any) -> Optional[types.FunctionType]:
     if isinstance(obj, types.MethodType):
         obj = obj.__func__
     obj = inspect.unwrap(obj) if callable(obj) else obj
+    # A wrapper without `functools.wraps`: the function it holds in its closure.
+    obj = _home.real_function(obj)
     return obj if isinstance(obj, types.FunctionType) else None
 
 
@@ -526,6 +528,16 @@ def _class_changes(obj: type, old_node: ast.ClassDef, new_node: ast.ClassDef,
             changes.append(("attr", method, fresh))
             continue
         live = _function(live_attr)
+        expected = f"{'.'.join(parts)}.{method}"
+        if live is not None:
+            live = _home.real_function(live, expected)
+            if _home._written(live) != expected:
+                code = live.__code__
+                raise RegraftError(
+                    f"{expected}: the class holds `{_home._written(live)}` "
+                    f"({code.co_filename}:{code.co_firstlineno}), a wrapper that hides the "
+                    "method without `functools.wraps`, and no function of "
+                    f"`{expected}` is in its closure: refusing to patch it")
         if live is None:
             raise RegraftError(f"{'.'.join(parts)}.{method} is not a plain function at run time "
                                f"({type(live_attr).__name__}): it cannot be patched in place")
