@@ -17,7 +17,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "tests" / "
 from oracles import Seeded  # noqa: E402
 import oracles  # noqa: E402,F401
 
-NAMES = ["derive", "names", "outline", "rewrites", "statements", "validity"]
+NAMES = ["derive", "matching", "names", "outline", "rewrites", "statements", "validity"]
 
 
 def main() -> int:

@@ -467,8 +467,11 @@ impl NativeRules {
 
     /// Runs every rule on `source` without failing on the first error: returns the per-rule
     /// reports as JSON (the shape of `apply --format json`'s `rules`) and, by rule id, the
-    /// exception each failing or missing rule would raise.
-    #[pyo3(signature = (source, filename, versions, phase, context))]
+    /// exception each failing or missing rule would raise. `whole`: parse the whole file
+    /// (the literal prefilter and statement regions off), the reference the statement-local
+    /// path is held to by the matching oracle.
+    #[pyo3(signature = (source, filename, versions, phase, context, whole=false))]
+    #[allow(clippy::too_many_arguments)] // Python's keyword arguments, one by one
     fn check<'py>(
         &self,
         py: Python<'py>,
@@ -477,13 +480,17 @@ impl NativeRules {
         versions: Vec<(String, String)>,
         phase: Option<&str>,
         context: ContextArg,
+        whole: bool,
     ) -> PyResult<(String, Bound<'py, PyDict>)> {
         let result = py.detach(|| {
             let (source_context, modules, module, unit) = context;
             let context = (source_context.as_deref(), modules, module.as_deref());
             let mut request = Request::new(source, filename, &versions, phase, context)?;
             request.unit = unit.as_deref();
-            let engine = request.engine(&self.set)?;
+            let mut engine = request.engine(&self.set)?;
+            if whole {
+                engine = engine.without_prefilter();
+            }
             engine.survey(request.target()).map_err(Error::from)
         });
         let survey = result.map_err(|e| to_py_err(py, &e))?;

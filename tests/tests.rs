@@ -27,6 +27,7 @@ mod imports;
 mod layers;
 mod lint;
 mod lsp;
+mod matching;
 mod matrix;
 mod outline;
 mod parameters;

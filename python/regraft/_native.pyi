@@ -62,6 +62,7 @@ class NativeRules:
         versions: List[Tuple[str, str]],
         phase: Optional[str],
         context: Optional[str],
+        whole: bool = False,
     ) -> Tuple[str, Dict[str, RegraftError]]: ...
 
 def main(argv: List[str]) -> int:

@@ -82,7 +82,7 @@ pub(super) fn by_root_kind(rules: &[CompiledRule]) -> Vec<Vec<usize>> {
         for root in roots {
             match root {
                 PatNode::Node(n) => {
-                    for &id in crate::python::grammar::kind_ids(&n.kind, n.named) {
+                    for &id in n.kind_ids {
                         by_kind[usize::from(id)].push(i);
                     }
                 }

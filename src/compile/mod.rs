@@ -237,7 +237,7 @@ impl CompiledRule {
         let PatNode::Node(root) = &self.pattern.root else {
             return None;
         };
-        let root_kinds = crate::python::grammar::kind_ids(&root.kind, root.named);
+        let root_kinds = root.kind_ids;
         let blocks = crate::python::grammar::kind_ids("block", true);
         let holds_no_block = !root_kinds.is_empty()
             && root_kinds.iter().all(|&kind| {

@@ -213,7 +213,9 @@ impl Engine<'_> {
                 continue;
             }
             let mut refused = None;
-            let edits = match plan_edits(rule, m, input, signatures) {
+            let planned =
+                misread(m, input.text).map_or_else(|| plan_edits(rule, m, input, signatures), Err);
+            let edits = match planned {
                 Ok(Some(edits)) => edits,
                 // `when.signature` leaves this site alone: it counts, as a guarded match does.
                 Ok(None) => {
@@ -346,6 +348,27 @@ impl Engine<'_> {
 
 /// The edits `rule`'s action plans at match `m`, checked against `preserve_lines`, with the
 /// file's line ends; `None` where the rule's `when.signature` probe does not hold there.
+/// The refusal of a match that rests on a node (its own, or one of its captures') that
+/// tree-sitter reads otherwise than CPython (see `python::misread`).
+fn misread(m: &Found<'_>, text: &str) -> Option<ActionFailure> {
+    use crate::pattern::matcher::Capture;
+    let captured = m.bindings.named().flat_map(|(_, c)| match c {
+        Capture::One(n) => vec![*n],
+        Capture::Many(nodes) => nodes.clone(),
+    });
+    let node = std::iter::once(m.node)
+        .chain(captured)
+        .find(|n| crate::python::misread::is_misread(*n))?;
+    Some(ActionFailure {
+        reason: format!(
+            "tree-sitter reads `{}` otherwise than CPython does (`n := a if b else c` is `n := (a if b else c)`; `with a if b else c as w` binds `w` to the whole conditional; `await a ** b` is `(await a) ** b`): a match resting on it would edit the wrong code",
+            text[node.byte_range()].lines().next().unwrap_or("")
+        ),
+        labels: vec![(node.byte_range(), "CPython reads this otherwise".into())],
+        help: Some("regraft leaves this site alone: match the statement around it".into()),
+    })
+}
+
 fn plan_edits(
     rule: &CompiledRule,
     m: &Found<'_>,

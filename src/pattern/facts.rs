@@ -39,7 +39,7 @@ pub(crate) fn lone_metavariable(n: &NodePattern) -> Option<&PatNode> {
 /// The kind ids a match of a pattern rooted at `root` stands at, where its root says.
 pub(super) fn root_kinds(root: &PatNode) -> Option<Vec<u16>> {
     match root {
-        PatNode::Node(n) => Some(crate::python::grammar::kind_ids(&n.kind, n.named).to_vec()),
+        PatNode::Node(n) => Some(n.kind_ids.to_vec()),
         PatNode::Any(alternatives) => {
             alternatives
                 .iter()

@@ -164,10 +164,16 @@ impl Pattern {
         // `x = f()` parses as an expression statement around an assignment: match the
         // assignment itself, so the pattern also finds it where no statement wraps it.
         if statement.kind() == "expression_statement"
-            && let PatNode::Node(n) = &root
-            && n.children.len() == 1
+            && let PatNode::Node(n) = &mut root
         {
-            root = n.children[0].1.clone();
+            if n.children.len() == 1 {
+                root = n.children[0].1.clone();
+            } else {
+                // `$A, $B` is a statement of several expressions to tree-sitter, but the tuple
+                // it is in CPython's AST: find it where it is one (`x = a, b`, `return a, b`).
+                n.kind = "expression_list".to_string();
+                n.kind_ids = crate::python::grammar::matched_kind_ids("expression_list", true);
+            }
         }
         mark_action_call(&mut root);
         Ok(Pattern {
@@ -461,7 +467,7 @@ fn convert(
     if node.child_count() == 0 {
         return Ok(PatNode::Node(NodePattern {
             kind: node.kind().to_string(),
-            kind_ids: crate::python::grammar::kind_ids(node.kind(), node.is_named()),
+            kind_ids: crate::python::grammar::matched_kind_ids(node.kind(), node.is_named()),
             named: node.is_named(),
             text: node.is_named().then(|| node_text.to_string()),
             children: Vec::new(),
@@ -496,7 +502,7 @@ fn convert(
     }
     Ok(PatNode::Node(NodePattern {
         kind: node.kind().to_string(),
-        kind_ids: crate::python::grammar::kind_ids(node.kind(), node.is_named()),
+        kind_ids: crate::python::grammar::matched_kind_ids(node.kind(), node.is_named()),
         named: node.is_named(),
         text: None,
         children: children.into_iter().map(|(f, c, _)| (f, c)).collect(),

@@ -42,6 +42,18 @@ pub fn to_query(root: &PatNode) -> String {
         // `@f($$$A)` also matches a bare `@f`: the decorator's shape is left to the matcher.
         return format!("((decorator) @{ROOT_CAPTURE})");
     }
+    if let PatNode::Node(n) = root {
+        let alike = crate::python::grammar::alike_kinds(&n.kind);
+        if !alike.is_empty() {
+            // The same CPython node under another kind (an annotation's, a target's) has other
+            // fields: the query keeps only the kinds, the matcher compares the rest.
+            let kinds: Vec<String> = std::iter::once(n.kind.as_str())
+                .chain(alike)
+                .map(|k| format!("({k})"))
+                .collect();
+            return format!("([{}] @{ROOT_CAPTURE})", kinds.join(" "));
+        }
+    }
     write_node(root, &mut body, &mut predicates);
     let mut out = format!("({body} @{ROOT_CAPTURE}");
     for p in predicates {
@@ -58,6 +70,9 @@ fn write_node(node: &PatNode, out: &mut String, predicates: &mut Vec<String>) {
             out.push_str("(_)")
         }
         PatNode::Node(n) if !n.named => out.push('_'),
+        // A tuple or list may have either kind anywhere: left to the matcher. (Below the root,
+        // an expression is never an annotation's node, which stands only under `type`.)
+        PatNode::Node(n) if crate::python::grammar::has_target_view(&n.kind) => out.push_str("(_)"),
         // `f($X)` also matches `f(x for x in y)`, whose generator is the argument list.
         PatNode::Node(n) if n.kind == "argument_list" && lone_metavariable(n).is_some() => {
             out.push_str("(_)")

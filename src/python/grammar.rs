@@ -59,6 +59,85 @@ impl Containment {
     }
 }
 
+/// Kinds tree-sitter gives a construct CPython reads as another: in an annotation `list[int]`
+/// is a `generic_type`, `int | None` a `union_type` and `a.b` a `member_type`, where an
+/// expression has a `subscript`, a `binary_operator` and an `attribute`.
+const TYPE_VIEWS: [(&str, &str); 3] = [
+    ("subscript", "generic_type"),
+    ("binary_operator", "union_type"),
+    ("attribute", "member_type"),
+];
+
+/// Kinds that are one CPython node read or assigned to: tree-sitter spells a tuple, a list
+/// and a starred item otherwise as a target, and resolves its grammar's ambiguity so that
+/// even a value (`y = (*a, *a), b` in a function) can come out as a target's kinds.
+const TARGET_VIEWS: [(&str, &str); 4] = [
+    ("expression_list", "pattern_list"),
+    ("tuple", "tuple_pattern"),
+    ("list", "list_pattern"),
+    ("list_splat", "list_splat_pattern"),
+];
+
+/// The other kinds a pattern node of kind `kind` also matches, as CPython's AST reads them
+/// (`subscript` → `generic_type`; `tuple` ↔ `tuple_pattern`).
+pub fn alike_kinds(kind: &str) -> Vec<&'static str> {
+    let types = TYPE_VIEWS
+        .iter()
+        .filter(|(e, _)| *e == kind)
+        .map(|(_, v)| *v);
+    let targets = TARGET_VIEWS
+        .iter()
+        .filter_map(|&(e, t)| (e == kind).then_some(t).or((t == kind).then_some(e)));
+    types.chain(targets).collect()
+}
+
+/// Whether the kind `id` is one of tree-sitter's annotation kinds of [`TYPE_VIEWS`], whose
+/// children a pattern sees through their `type` wrappers and `type_parameter` brackets.
+pub fn is_type_view(id: u16) -> bool {
+    static IDS: OnceLock<Vec<u16>> = OnceLock::new();
+    IDS.get_or_init(|| {
+        let mut ids: Vec<u16> = ["type", "type_parameter"]
+            .iter()
+            .chain(TYPE_VIEWS.iter().map(|(_, view)| view))
+            .flat_map(|kind| kind_ids(kind, true).iter().copied())
+            .collect();
+        ids.sort_unstable();
+        ids
+    })
+    .binary_search(&id)
+    .is_ok()
+}
+
+/// Whether `kind` has a target's (or a value's) kind alike, which tree-sitter may choose for
+/// the same code wherever it stands (an annotation's kinds stand only in annotations).
+pub fn has_target_view(kind: &str) -> bool {
+    TARGET_VIEWS.iter().any(|(e, t)| *e == kind || *t == kind)
+}
+
+/// The ids a pattern node of kind `kind` matches: that kind's and its [`alike_kinds`]' — so
+/// `Optional[$T]` finds `x: Optional[int]` as CPython's AST (a `Subscript` in both) says it
+/// should, and a tuple is found whichever of its kinds tree-sitter chose.
+pub fn matched_kind_ids(kind: &str, named: bool) -> &'static [u16] {
+    static VIEWS: OnceLock<HashMap<String, Vec<u16>>> = OnceLock::new();
+    let views = VIEWS.get_or_init(|| {
+        let kinds = TYPE_VIEWS.iter().chain(TARGET_VIEWS.iter());
+        kinds
+            .flat_map(|(a, b)| [*a, *b])
+            .map(|kind| {
+                let mut ids = kind_ids(kind, true).to_vec();
+                for alike in alike_kinds(kind) {
+                    ids.extend_from_slice(kind_ids(alike, true));
+                }
+                (kind.to_string(), ids)
+            })
+            .collect()
+    });
+    match views.get(kind) {
+        Some(ids) if named => ids,
+        _ => kind_ids(kind, named),
+    }
+}
+
 /// The ids of the kind called `kind` (named or a token): one name may stand for several ids,
 /// through aliases.
 pub fn kind_ids(kind: &str, named: bool) -> &'static [u16] {

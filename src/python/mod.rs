@@ -6,6 +6,7 @@ mod declarations;
 pub mod grammar;
 pub mod imports;
 pub mod literal;
+pub mod misread;
 pub mod names;
 pub mod regions;
 

@@ -47,6 +47,30 @@ fn worth_entering(pattern: &Pattern, node: Node<'_>) -> bool {
         .any(|&k| k == kind || table.may_contain(kind, k))
 }
 
+/// The children of an annotation's `generic_type`, `union_type` or `member_type` as the
+/// expression CPython reads there has them: a `type` wrapper is what it holds, and the
+/// brackets of a `type_parameter` are the subscript's own (`list[int]` is `list`, `[`, `int`,
+/// `]` as a `subscript`'s children are).
+fn type_view_children<'t>(child: Node<'t>, targets: &mut Targets<'t>) {
+    if is_trivia(&child) {
+        return;
+    }
+    let kind = child.kind();
+    if kind == "type_parameter" {
+        let mut cursor = child.walk();
+        for c in child.children(&mut cursor) {
+            type_view_children(c, targets);
+        }
+    } else if kind == "type"
+        && child.named_child_count() == 1
+        && let Some(inner) = child.named_child(0)
+    {
+        targets.push(inner);
+    } else {
+        targets.push(child);
+    }
+}
+
 /// How many node comparisons one candidate may cost before it is given up as no match;
 /// sequence metavariables backtrack, and a hostile pattern must not hang the engine.
 const STEP_BUDGET: u32 = 200_000;
@@ -252,6 +276,11 @@ impl<'s> Matcher<'s> {
         if !p.kind_ids.contains(&node.kind_id()) {
             return false;
         }
+        // A `case` pattern's list or tuple is no display (CPython's `MatchSequence`): only a
+        // pattern written as a `case` pattern, of the same kinds, matches it.
+        if p.kind != node.kind() && node.parent().is_some_and(|n| n.kind() == "case_pattern") {
+            return false;
+        }
         if let Some(text) = &p.text {
             return &self.source[node.byte_range()] == text;
         }
@@ -292,11 +321,17 @@ impl<'s> Matcher<'s> {
             .flatten();
         let mut cursor = node.walk();
         let mut targets = Targets::new();
+        // An expression pattern over an annotation's node (a pattern written as an annotation
+        // has the same kinds as its target, and compares as is).
+        let type_view =
+            crate::python::grammar::is_type_view(node.kind_id()) && p.kind != node.kind();
         if cursor.goto_first_child() {
             loop {
                 let c = cursor.node();
                 let dropped = lenient && (c.kind() == "->" || Some(c) == return_type);
-                if !is_trivia(&c) && !dropped {
+                if type_view {
+                    type_view_children(c, &mut targets);
+                } else if !is_trivia(&c) && !dropped {
                     targets.push(c);
                 }
                 if !cursor.goto_next_sibling() {
