@@ -1,6 +1,6 @@
 //! Each action on a small target, as a snapshot of the patched text.
 
-use crate::util::{patch, render, rules, versions};
+use crate::util::{patch, patched, render, rules, versions};
 
 const TARGET: &str = r#"class Block(nn.Module):
     def forward(self, x, mask=None):
@@ -62,13 +62,6 @@ fn class_and_function_regexes_select_scopes() {
     assert_eq!(out.output, TARGET);
     let hit = miss.replace("Dec.*", "Bl(o|a)ck");
     assert!(apply(&hit).contains("return y\n"));
-}
-
-/// `source` patched by the YAML `rule`.
-fn patched(rule: &str, source: &str) -> String {
-    patch(&rules(rule), &versions(&[]), "m.py", source)
-        .unwrap_or_else(|e| panic!("{}", render(&e)))
-        .output
 }
 
 #[test]

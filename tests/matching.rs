@@ -2,13 +2,7 @@
 //! matches differed from an independent matcher over CPython's `ast`, each fixed here with
 //! its exact outcome.
 
-use crate::util::{patch, render, rules, versions};
-
-fn patched(yaml: &str, source: &str) -> String {
-    patch(&rules(yaml), &versions(&[]), "m.py", source)
-        .unwrap_or_else(|e| panic!("{}", render(&e)))
-        .output
-}
+use crate::util::{patch, patched, render, rules, versions};
 
 #[test]
 fn a_bare_tuple_pattern_finds_bare_tuples() {

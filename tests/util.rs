@@ -73,6 +73,14 @@ pub fn patch(
     Engine::new(rules, versions, None).patch(Target { path, source })
 }
 
+/// `source` (at `m.py`) patched by the YAML `rule` with no versions, panicking with the
+/// rendered diagnostic where it fails.
+pub fn patched(rule: &str, source: &str) -> String {
+    patch(&rules(rule), &versions(&[]), "m.py", source)
+        .unwrap_or_else(|e| panic!("{}", render(&e)))
+        .output
+}
+
 /// Renders a diagnostic without colour, as a user sees it in a log.
 pub fn render(diagnostic: &dyn miette::Diagnostic) -> String {
     regraft::report::render(diagnostic, regraft::report::Palette::new(false))

@@ -346,8 +346,6 @@ impl Engine<'_> {
     }
 }
 
-/// The edits `rule`'s action plans at match `m`, checked against `preserve_lines`, with the
-/// file's line ends; `None` where the rule's `when.signature` probe does not hold there.
 /// The refusal of a match that rests on a node (its own, or one of its captures') that
 /// tree-sitter reads otherwise than CPython (see `python::misread`).
 fn misread(m: &Found<'_>, text: &str) -> Option<ActionFailure> {
@@ -356,12 +354,12 @@ fn misread(m: &Found<'_>, text: &str) -> Option<ActionFailure> {
         Capture::One(n) => vec![*n],
         Capture::Many(nodes) => nodes.clone(),
     });
-    let node = std::iter::once(m.node)
+    let (node, reading) = std::iter::once(m.node)
         .chain(captured)
-        .find(|n| crate::python::misread::is_misread(*n))?;
+        .find_map(|n| crate::python::misread::misread(n).map(|r| (n, r)))?;
     Some(ActionFailure {
         reason: format!(
-            "tree-sitter reads `{}` otherwise than CPython does (`n := a if b else c` is `n := (a if b else c)`; `with a if b else c as w` binds `w` to the whole conditional; `await a ** b` is `(await a) ** b`): a match resting on it would edit the wrong code",
+            "tree-sitter reads `{}` otherwise than CPython does ({reading}): a match resting on it would edit the wrong code",
             text[node.byte_range()].lines().next().unwrap_or("")
         ),
         labels: vec![(node.byte_range(), "CPython reads this otherwise".into())],
@@ -369,6 +367,8 @@ fn misread(m: &Found<'_>, text: &str) -> Option<ActionFailure> {
     })
 }
 
+/// The edits `rule`'s action plans at match `m`, checked against `preserve_lines`, with the
+/// file's line ends; `None` where the rule's `when.signature` probe does not hold there.
 fn plan_edits(
     rule: &CompiledRule,
     m: &Found<'_>,

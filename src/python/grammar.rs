@@ -96,10 +96,9 @@ pub fn alike_kinds(kind: &str) -> Vec<&'static str> {
 pub fn is_type_view(id: u16) -> bool {
     static IDS: OnceLock<Vec<u16>> = OnceLock::new();
     IDS.get_or_init(|| {
-        let mut ids: Vec<u16> = ["type", "type_parameter"]
+        let mut ids: Vec<u16> = TYPE_VIEWS
             .iter()
-            .chain(TYPE_VIEWS.iter().map(|(_, view)| view))
-            .flat_map(|kind| kind_ids(kind, true).iter().copied())
+            .flat_map(|(_, view)| kind_ids(view, true).iter().copied())
             .collect();
         ids.sort_unstable();
         ids
