@@ -102,6 +102,20 @@ pub fn apply(source: &str, edits: &[PlannedEdit]) -> String {
     out
 }
 
+/// Where each of ordered, non-overlapping `edits` wrote in the text `apply` makes of them:
+/// its rule and the byte range its replacement occupies there.
+pub fn written(edits: &[PlannedEdit]) -> Vec<(usize, Range<usize>)> {
+    let mut delta: isize = 0;
+    edits
+        .iter()
+        .map(|p| {
+            let start = p.edit.range.start.saturating_add_signed(delta);
+            delta += p.edit.text.len() as isize - p.edit.range.len() as isize;
+            (p.rule, start..start + p.edit.text.len())
+        })
+        .collect()
+}
+
 /// Where offsets of the old text land once `edits` are applied: a region grows or shrinks by
 /// the edits inside it and moves by those before it. The size changes are summed once, so
 /// each lookup is a binary search (summing per lookup made thousands of edits quadratic).
@@ -169,6 +183,17 @@ mod tests {
         order(&mut same).unwrap();
         assert_eq!(same.len(), 2);
         assert_eq!(apply("abcdef", &same), "zcwef");
+    }
+
+    #[test]
+    fn written_ranges_are_where_each_replacement_lands() {
+        let edits = vec![edit(0, 1..2, "xyz"), edit(1, 4..4, "!"), edit(2, 5..7, "")];
+        let out = apply("abcdefgh", &edits);
+        assert_eq!(out, "axyzcd!eh");
+        let ranges = written(&edits);
+        assert_eq!(ranges, vec![(0, 1..4), (1, 6..7), (2, 8..8)]);
+        assert_eq!(&out[1..4], "xyz");
+        assert_eq!(&out[6..7], "!");
     }
 
     #[test]

@@ -227,6 +227,32 @@ impl<'a> Request<'a> {
     }
 }
 
+/// Where each rule's edits wrote in the output: rule id and a range of `str` indices.
+type Written = Vec<(String, usize, usize)>;
+
+/// `written`'s byte ranges of `output` as character indices (what Python's `str` counts), in
+/// one pass over the text.
+fn char_ranges(output: &str, written: Vec<(String, std::ops::Range<usize>)>) -> Written {
+    let mut bounds: Vec<usize> = written.iter().flat_map(|(_, r)| [r.start, r.end]).collect();
+    bounds.sort_unstable();
+    bounds.dedup();
+    let mut chars = std::collections::HashMap::with_capacity(bounds.len());
+    let mut next = bounds.iter().peekable();
+    for (count, (byte, _)) in output
+        .char_indices()
+        .chain([(output.len(), ' ')])
+        .enumerate()
+    {
+        while let Some(&b) = next.next_if(|&&b| b <= byte) {
+            chars.insert(b, count);
+        }
+    }
+    written
+        .into_iter()
+        .map(|(rule, r)| (rule, chars[&r.start], chars[&r.end]))
+        .collect()
+}
+
 /// Where the module `module` (dotted) read from `filename` lies below the folder it is imported
 /// from: `pkg/sub/mod.py`, or `pkg/sub/__init__.py` for a package — the path `apply` run in
 /// site-packages and the pytest plugin see, so a rule's `files` select the same files there and
@@ -441,7 +467,7 @@ impl NativeRules {
         phase: Option<&str>,
         context: ContextArg,
         compiled: bool,
-    ) -> PyResult<(String, Vec<PyErr>, String)> {
+    ) -> PyResult<(String, Vec<PyErr>, String, Written)> {
         let result = py.detach(|| {
             let (source_context, modules, module, unit) = context;
             let context = (source_context.as_deref(), modules, module.as_deref());
@@ -462,7 +488,8 @@ impl NativeRules {
         // The per-rule reports too, as `check` gives them: a caller that patches and wants to
         // know what changed needs one run, not two.
         let json = serde_json::to_string(&patched.rules).expect("reports serialize");
-        Ok((patched.output, warnings, json))
+        let written = char_ranges(&patched.output, patched.written);
+        Ok((patched.output, warnings, json, written))
     }
 
     /// Runs every rule on `source` without failing on the first error: returns the per-rule

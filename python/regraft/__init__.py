@@ -17,6 +17,7 @@ with ``rule_id``, ``path``, ``line`` and ``column`` where known.
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import json
 import os
@@ -57,6 +58,8 @@ __all__ = [
     "patch",
     "patched",
     "uninstall",
+    "unexercised",
+    "Unexercised",
 ]
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -265,6 +268,7 @@ class Rules:
         unit: Optional[str] = None,
         *,
         _compiled: bool = False,
+        _written: Optional[list] = None,
     ) -> str:
         """Returns ``source`` patched by every active rule.
 
@@ -285,7 +289,9 @@ class Rules:
 
         ``_compiled`` (the import hook's): the caller compiles the result itself, so the check
         that CPython compiles the whole output is left to it; it must ask again without this
-        where ``compile()`` refuses the result, for the precise refusal.
+        where ``compile()`` refuses the result, for the precise refusal. ``_written`` (the
+        import hook's, for liveness): a list that receives where each rule's edits wrote in
+        the result — ``(rule id, start, end)`` as ``str`` indices.
         """
         if on_error not in ("raise", "warn"):
             raise ValueError(f"on_error must be 'raise' or 'warn', not {on_error!r}")
@@ -293,8 +299,10 @@ class Rules:
         dropped: List[str] = []
         while rules is not None:
             try:
-                output, _ = rules._apply_reporting(source, filename, versions, phase, context,
-                                                   module, unit, _compiled)
+                output, _, written = rules._apply_reporting(source, filename, versions, phase,
+                                                            context, module, unit, _compiled)
+                if _written is not None:
+                    _written[:] = written
                 return output
             except RegraftError as error:
                 if on_error == "raise":
@@ -331,15 +339,19 @@ class Rules:
 
     def _apply_reporting(self, source, filename, versions, phase, context, module, unit,
                          compiled=False) -> tuple:
-        """The patched text and what each rule did, from one run; `on_miss: warn` drift is
-        warned about, failures raise."""
+        """The patched text, what each rule did and where each rule's edits wrote in the text
+        (see ``apply``'s ``_written``), from one run; `on_miss: warn` drift is warned about,
+        failures raise."""
         source, unit, unwrap = _method_unit(source, unit)
-        output, drift, raw = self._native.apply(
+        output, drift, raw, written = self._native.apply(
             *self._request(source, filename, versions, phase, context, module, unit), compiled
         )
         for warning in drift:
             warnings.warn(str(warning), RuntimeWarning, stacklevel=3)
-        return unwrap(output), _report(raw, {})
+        unwrapped = unwrap(output)
+        if unwrapped is not output:
+            written = _unwrapped_ranges(output, written, unwrap.lines, unwrap.pad)
+        return unwrapped, _report(raw, {}), written
 
     def check(
         self,
@@ -389,7 +401,31 @@ def _method_unit(source: str, unit: Optional[str]) -> Tuple[str, Optional[str], 
         kept = text.splitlines(keepends=True)[len(classes):]
         return "".join(line[len(pad):] if line.startswith(pad) else line for line in kept)
 
+    unwrap.lines, unwrap.pad = len(classes), pad  # type: ignore[attr-defined]
     return wrapped, f"{classes[-1]}.{unit.rsplit('.', 1)[1]}", unwrap
+
+
+def _unwrapped_ranges(wrapped: str, written: List[Tuple[str, int, int]], headers: int,
+                      pad: str) -> List[Tuple[str, int, int]]:
+    """``written``'s ranges of a method set inside its classes (``_method_unit``), moved to the
+    method's own text: the class headers' lines gone, ``pad`` off every line that has it."""
+    starts = [0] + [i + 1 for i, c in enumerate(wrapped) if c == "\n"]
+    kept_starts: List[int] = []
+    at = 0
+    for line in range(headers, len(starts)):
+        kept_starts.append(at)
+        end = starts[line + 1] if line + 1 < len(starts) else len(wrapped)
+        text = wrapped[starts[line]:end]
+        at += len(text) - (len(pad) if text.startswith(pad) else 0)
+
+    def moved(i: int) -> int:
+        line = max(bisect.bisect_right(starts, i) - 1, headers)
+        column = max(i - starts[line], 0)
+        if wrapped.startswith(pad, starts[line]):
+            column = max(column - len(pad), 0)
+        return kept_starts[line - headers] + column
+
+    return [(rule, moved(a), moved(b)) for rule, a, b in written]
 
 
 def apply(
@@ -413,7 +449,15 @@ from ._hook import install, uninstall  # noqa: E402
 _RUNTIME = ("Patch", "PatchInfo", "patch", "patched")
 
 
+# Liveness (see `_live`): what a process that never turns it on does not load.
+_LIVE = ("unexercised", "Unexercised")
+
+
 def __getattr__(name: str):
+    if name in _LIVE:
+        from . import _live
+
+        return getattr(_live, name)
     if name in _RUNTIME or name == "runtime":
         import importlib
 

@@ -17,7 +17,7 @@ import os
 import stat
 import tempfile
 import warnings
-from typing import List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 _MAGIC = "regraft-cache 1"
 # An entry holds one module's source: far below this. A larger file is not read.
@@ -81,9 +81,6 @@ class Cache:
             digest.update(b"\0")
         return digest.hexdigest()
 
-    def _path(self, key: str) -> str:
-        return os.path.join(self.folder, key + ".py")
-
     @staticmethod
     def _seal(key: str, payload: bytes) -> str:
         return hashlib.sha256(key.encode() + b"\0" + payload).hexdigest()
@@ -114,26 +111,36 @@ class Cache:
             return None
         return payload
 
-    def read(self, key: str) -> Optional[Tuple[str, List[str]]]:
-        """The patched text and the warnings it was made with, if a sound entry exists."""
+    def read(self, key: str) -> Optional[Tuple[str, List[str], Dict[str, Any]]]:
+        """The patched text, the warnings it was made with and what else was stored with it
+        (``write``'s ``extra``), if a sound entry exists."""
         payload = self._read_payload(key, ".py")
         if payload is None:
             return None
         meta, _, body = payload.partition(b"\n")
         try:
             found = json.loads(meta)
-            return body.decode("utf-8"), [str(w) for w in found["warnings"]]
-        except (ValueError, KeyError, TypeError):
+            extra = found.get("extra", {})
+            if not isinstance(extra, dict):
+                return None
+            return body.decode("utf-8"), [str(w) for w in found["warnings"]], extra
+        except (ValueError, KeyError, TypeError, AttributeError):
             return None
+
+    def entry(self, key: str) -> str:
+        """The file of the text entry ``key``: what a message about it names."""
+        return os.path.join(self.folder, key + ".py")
 
     def read_code(self, key: str) -> Optional[bytes]:
         """The marshalled bytecode stored for ``key`` (a key that names the text it was
         compiled from and the interpreter's bytecode version), if a sound entry exists."""
         return self._read_payload(key, ".code")
 
-    def write(self, key: str, text: str, drift: List[str]) -> None:
-        """Stores an entry; a folder that cannot be written leaves caching off."""
-        payload = json.dumps({"warnings": drift}).encode() + b"\n" + text.encode("utf-8")
+    def write(self, key: str, text: str, drift: List[str], extra: Optional[Dict[str, Any]] = None) -> None:
+        """Stores an entry (``extra``: JSON-able facts about the text, read back with it); a
+        folder that cannot be written leaves caching off."""
+        meta = {"warnings": drift, "extra": extra or {}}
+        payload = json.dumps(meta).encode() + b"\n" + text.encode("utf-8")
         self._write_payload(key, ".py", payload)
 
     def write_code(self, key: str, code: bytes) -> None:

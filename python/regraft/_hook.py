@@ -7,12 +7,14 @@ import importlib
 import importlib.abc
 import importlib.machinery
 import importlib.util
+import bisect
 import linecache
 import marshal
+import os
 import sys
 import types
 import warnings
-from typing import Any, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from . import _cache, _sources
 from ._native import RegraftError
@@ -26,6 +28,12 @@ class _Loader(importlib.machinery.SourceFileLoader):
         super().__init__(fullname, path)
         self._hooks = hooks
         self._patched: Optional[str] = None
+        self._facts: List[Dict[str, Any]] = []
+        """What each pack that changed the module says of its text (see ``patched_source``)."""
+        self._table: Any = None
+        """The liveness probes of the module's code (a ``_live.Table``), where it has any."""
+        self._name = ""
+        """The file name the patched code was compiled under."""
 
     def get_source(self, fullname: str) -> Optional[str]:
         """The text this loader compiled: the patched one, where it patched the module (what
@@ -54,11 +62,14 @@ class _Loader(importlib.machinery.SourceFileLoader):
         installed first: a later pack sees the earlier one's edits, as a rule ``after:``
         another does."""
         patched = source
+        self._facts = []
         for hook in self._hooks:
             before = patched
-            patched = hook.patched_source(fullname, path, patched, compiled)
-            if patched != before and fullname not in hook.modules:
-                hook.modules.append(fullname)
+            patched, facts = hook.patched_source(fullname, path, patched, compiled)
+            if patched != before:
+                self._facts.append(facts)
+                if fullname not in hook.modules:
+                    hook.modules.append(fullname)
         return patched
 
     def _code(self, fullname: str, path: str, source: str, patched: str) -> types.CodeType:
@@ -75,7 +86,39 @@ class _Loader(importlib.machinery.SourceFileLoader):
         lines = _sources.lines(patched)
         linecache.cache[path] = (len(patched), None, lines, path)
         name = _sources.register(path, fullname, patched, path, lines)
-        return self._hooks[-1].code_of(patched, name)
+        self._name = name
+        units: Dict[str, List[Any]] = {}
+        for facts in self._facts:
+            for rule, keys in facts.get("units", {}).items():
+                units.setdefault(rule, []).extend(keys)
+        if not units:
+            self._table = None
+            return self._hooks[-1].code_of(patched, name)
+        # Liveness: probes go into the tree, never into the text (which tracebacks show);
+        # compiled on every start, as this is a mode for test and smoke runs.
+        import ast
+
+        from . import _live
+
+        tree = ast.parse(patched, name)
+        self._table = _live.instrument(tree, units, fullname, path)
+        return compile(tree, name, "exec", dont_inherit=True)
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        """Runs the module's code (its probes' flags put in its globals first); patched code
+        that fails to run is an error naming the rules that wrote it, never stock code."""
+        code = self.get_code(module.__name__)
+        if self._table is not None:
+            self._table.bind(module.__dict__)
+        try:
+            exec(code, module.__dict__)
+        except BaseException as error:
+            if self._patched is None or isinstance(error, (KeyboardInterrupt, SystemExit)):
+                raise
+            failure = _import_failure(module.__name__, self._name, self._facts, error)
+            if failure is None:
+                raise
+            raise failure from error
 
     def set_data(self, path: str, data: bytes, *, _mode: int = 0o666) -> None:
         """Bytecode of patched code must not land in __pycache__ for the unpatched file."""
@@ -123,8 +166,11 @@ class Hook(importlib.abc.MetaPathFinder):
     """The finder ``install()`` puts on ``sys.meta_path``."""
 
     def __init__(self, rules: Any, packages: Sequence[str], phase: Optional[str],
-                 versions: Optional[Mapping[str, str]], cache: Optional[str], on_error: str) -> None:
+                 versions: Optional[Mapping[str, str]], cache: Optional[str], on_error: str,
+                 live: bool = False) -> None:
         self.rules = rules
+        self.live = live
+        """Whether the functions its rules patch carry liveness probes (see ``_live``)."""
         self.packages = tuple(packages)
         self.phase = phase
         self.versions = versions
@@ -193,11 +239,14 @@ class Hook(importlib.abc.MetaPathFinder):
         except RegraftError:
             return True  # let patching report the problem where it happens
 
-    def patched_source(self, fullname: str, path: str, source: str, compiled: bool = False) -> str:
-        """``source`` patched by this hook's rules (from the cache where it holds it).
-        ``compiled``: the caller compiles the result and asks again without this where CPython
-        refuses it — that second asking reads no cache entry (it may be the refused text) and
-        replaces it."""
+    def patched_source(self, fullname: str, path: str, source: str,
+                       compiled: bool = False) -> Tuple[str, Dict[str, Any]]:
+        """``source`` patched by this hook's rules (from the cache where it holds it), and
+        what is known of the patched text: ``lines``, by rule, the line ranges its edits
+        wrote; ``units``, with liveness on, the functions they wrote in; ``entry``, the cache
+        entry holding it. ``compiled``: the caller compiles the result and asks again without
+        this where CPython refuses it — that second asking reads no cache entry (it may be the
+        refused text) and replaces it."""
         versions = self._versions()
         key = None
         if self._cache is not None:
@@ -205,28 +254,37 @@ class Hook(importlib.abc.MetaPathFinder):
 
             key = self._cache.key([source, path, fullname, self.rules.fingerprint,
                                    repr(sorted(versions.items())), self.phase or "",
-                                   self.on_error, __version__])
+                                   self.on_error, __version__, "live" if self.live else ""])
             found = self._cache.read(key) if compiled else None
             if found is not None:
                 self.hits += 1
-                text, drift = found
+                text, drift, facts = found
                 # Drift warned about when the entry was made is warned about on every start.
                 for message in drift:
                     warnings.warn(message, RuntimeWarning, stacklevel=2)
-                return text
+                return text, dict(facts, entry=self._cache.entry(key))
         self.misses += 1
+        written: List[Tuple[str, int, int]] = []
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             patched = self.rules.apply(source, filename=path, versions=versions, phase=self.phase,
                                        on_error=self.on_error, module=fullname,
-                                       _compiled=compiled)
+                                       _compiled=compiled, _written=written)
         drift = [str(w.message) for w in caught if issubclass(w.category, RuntimeWarning)]
         for w in caught:
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-        if key is not None:
-            self._cache.write(key, patched, drift)
-        return patched
+        facts: Dict[str, Any] = {"lines": _lines_by_rule(patched, written)} if written else {}
+        if self.live and written:
+            from . import _live
 
+            try:
+                facts["units"] = _live.units(patched, written)
+            except SyntaxError:
+                pass  # compiling it says so, with CPython's own words
+        if key is not None:
+            self._cache.write(key, patched, drift, facts)
+            facts = dict(facts, entry=self._cache.entry(key))
+        return patched, facts
 
     def code_of(self, patched: str, path: str) -> types.CodeType:
         """``patched`` compiled under the file name ``path``; with a cache, the bytecode is kept
@@ -248,10 +306,48 @@ class Hook(importlib.abc.MetaPathFinder):
         return code
 
 
+def _lines_by_rule(text: str, written: Sequence[Tuple[str, int, int]]) -> Dict[str, List[List[int]]]:
+    """``written``'s ``str`` ranges of ``text`` as first and last lines (from 1), by rule."""
+    starts = _sources.line_starts(text)
+    found: Dict[str, List[List[int]]] = {}
+    for rule, start, end in written:
+        first = bisect.bisect_right(starts, start)
+        found.setdefault(rule, []).append([first, max(first, bisect.bisect_right(starts, end - 1))])
+    return found
+
+
+def _import_failure(module: str, name: str, facts: Sequence[Mapping[str, Any]],
+                    error: BaseException) -> Optional[BaseException]:
+    """The error to raise for patched code of ``module`` (compiled as ``name``) that failed as
+    it ran, naming the rules and the cache entry; ``None`` where the failure is the module's
+    own: an ``ImportError`` (an optional dependency missing) raised on a line no rule wrote."""
+    line = 0
+    tb = error.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == name:
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    wrote = [rule for f in facts for rule, spans in f.get("lines", {}).items()
+             if any(a <= line <= b for a, b in spans)]
+    if not wrote and isinstance(error, ImportError):
+        return None
+    rules = ", ".join(f"`{r}`" for r in dict.fromkeys(
+        wrote or [rule for f in facts for rule in f.get("lines", {})]))
+    if wrote:
+        where = f", at line {line}, which {'rule' if len(set(wrote)) == 1 else 'rules'} {rules} wrote"
+    else:
+        where = f", at line {line} of the text {rules} patched" if line else f" (patched by {rules})"
+    entries = [f["entry"] for f in facts if f.get("entry")]
+    cached = f"; the patched text is the cache entry {entries[-1]}" if entries else ""
+    return RegraftError(f"regraft: the patched {module} fails to run: "
+                        f"{type(error).__name__}: {error}{where}{cached}")
+
+
 def install(rules: Any, packages: Sequence[str] = ("transformers",), *, phase: Optional[str] = None,
             versions: Optional[Mapping[str, str]] = None, cache: Optional[str] = None,
             on_error: Optional[str] = None, children: bool = False,
-            supports: Optional[Mapping[str, str]] = None, outside_support: str = "warn") -> Hook:
+            supports: Optional[Mapping[str, str]] = None, outside_support: str = "warn",
+            live: Optional[bool] = None) -> Hook:
     """Patches the modules of ``packages`` as they are imported (modules imported before keep
     their code: import them after this, or ``importlib.reload`` them). ``cache`` is a folder
     for patched sources keyed by source × path × rules × versions, so a second start rewrites
@@ -276,8 +372,15 @@ def install(rules: Any, packages: Sequence[str] = ("transformers",), *, phase: O
     ">=4.46,<5.30"}``, PEP 440); where an installed version falls outside, ``outside_support``
     decides: ``"warn"`` (install, with a ``RuntimeWarning``), ``"skip"`` (warn and install
     nothing: a patcher never half-patches a release it does not know) or ``"error"`` (raise
-    ``RegraftError``)."""
+    ``RegraftError``).
+
+    ``live=True`` (``None``: ``REGRAFT_LIVE=1`` in the environment, as ``pytest
+    --regraft-live`` sets it) puts a probe into every function a rule patches: its first call
+    is recorded, and ``regraft.unexercised()`` lists the patched functions never called — a
+    rule that applies while upstream no longer runs what it patched."""
     carried = on_error or "warn"
+    if live is None:
+        live = os.environ.get("REGRAFT_LIVE", "") not in ("", "0")
     on_error = on_error or "raise"
     if outside_support not in ("warn", "skip", "error"):
         raise ValueError(f"outside_support must be 'warn', 'skip' or 'error', not {outside_support!r}")
@@ -285,8 +388,8 @@ def install(rules: Any, packages: Sequence[str] = ("transformers",), *, phase: O
     if enabled is None:
         warnings.warn("regraft: REGRAFT_DISABLE turns every rule off: the import hook is not "
                       "installed", RuntimeWarning, stacklevel=2)
-        return Hook(rules, packages, phase, versions, cache, on_error)
-    hook = Hook(enabled, packages, phase, versions, cache, on_error)
+        return Hook(rules, packages, phase, versions, cache, on_error, live)
+    hook = Hook(enabled, packages, phase, versions, cache, on_error, live)
     for active in sys.meta_path:
         if isinstance(active, Hook) and _same_activation(active, hook):
             # One activation per process: a second hook would rewrite nothing more (the first
@@ -323,7 +426,8 @@ def install(rules: Any, packages: Sequence[str] = ("transformers",), *, phase: O
 def _same_activation(a: Hook, b: Hook) -> bool:
     """Whether two hooks would patch the same modules with the same rules the same way."""
     return (a.rules.fingerprint == b.rules.fingerprint and a.packages == b.packages
-            and a.phase == b.phase and a.versions == b.versions and a.on_error == b.on_error)
+            and a.phase == b.phase and a.versions == b.versions and a.on_error == b.on_error
+            and a.live == b.live)
 
 
 def _outside_support(supports: Mapping[str, str], installed: Mapping[str, str]) -> str:
@@ -388,5 +492,7 @@ def uninstall(hook: Hook, *, reload: bool = False) -> List[str]:
                 linecache.cache.pop(getattr(module, "__file__", None) or "", None)
                 importlib.reload(module)
                 reloaded.append(name)
+        if "regraft._live" in sys.modules:
+            sys.modules["regraft._live"].forget(reloaded)
         hook.modules.clear()
     return reloaded

@@ -54,7 +54,11 @@ class NativeRules:
         versions: List[Tuple[str, str]],
         phase: Optional[str],
         context: Optional[str],
-    ) -> Tuple[str, List[RegraftError], str]: ...
+        compiled: bool = False,
+    ) -> Tuple[str, List[RegraftError], str, List[Tuple[str, int, int]]]:
+        """The output, `on_miss: warn` drift, the per-rule reports (JSON) and where each rule's
+        edits wrote in the output: `(rule id, start, end)` as `str` indices."""
+        ...
     def check(
         self,
         source: str,

@@ -162,6 +162,16 @@ def origin_of(filename: str) -> str:
     return _ORIGINS.get(filename, filename)
 
 
+def line_starts(text: str) -> List[int]:
+    """The ``str`` index each line of ``text`` starts at (lines end at ``\\n``)."""
+    starts = [0]
+    at = text.find("\n")
+    while at != -1:
+        starts.append(at + 1)
+        at = text.find("\n", at + 1)
+    return starts
+
+
 def register(origin: str, module: str, text: str, fallback: str,
              text_lines: Optional[List[str]] = None) -> str:
     """The file name to compile ``text`` (patched code of ``module``, read from ``origin``)

@@ -250,7 +250,8 @@ def _patch(obj: Any, rules: Any, phase: Optional[str], versions: Optional[Mappin
     padded = "\n" * (first - 1) + source
     module_source = "".join(linecache.getlines(filename)) or None
     # One run gives both the text and what each rule did.
-    output, report = rules._apply_reporting(padded, filename, versions, phase, module_source, name, unit)
+    output, report, written = rules._apply_reporting(padded, filename, versions, phase, module_source,
+                                                     name, unit)
     if not any(r.status in ("applied", "redundant") for r in report.rules):
         # Nothing changed and nothing was in place already: the source as read is the answer.
         return Patch(obj, False, [], [])

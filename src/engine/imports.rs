@@ -2,6 +2,8 @@
 //! planned as one more edit of the step (each added once), the provided names handed to the
 //! name check.
 
+use std::ops::Range;
+
 use super::step::StepInput;
 use super::{Engine, PatchError};
 use crate::compile::RuleId;
@@ -12,14 +14,14 @@ use crate::source::{SourceFile, span};
 impl Engine<'_> {
     /// Adds to `planned` the edit bringing in what the editing rules' `imports` need. A rule
     /// whose import would rebind a name the module binds to something else fails (its edits
-    /// dropped, the error recorded). Whether an edit was added.
+    /// dropped, the error recorded). Where the edit added goes, if one was.
     pub(super) fn plan_imports(
         &self,
         input: &StepInput<'_>,
         planned: &mut Vec<PlannedEdit>,
         failed: &mut Vec<RuleId>,
         errors: &mut Vec<(Vec<RuleId>, PatchError)>,
-    ) -> bool {
+    ) -> Option<Range<usize>> {
         let mut editing: Vec<usize> = planned.iter().map(|p| p.rule).collect();
         editing.sort_unstable();
         editing.dedup();
@@ -34,11 +36,11 @@ impl Engine<'_> {
             })
             .collect();
         if specs.is_empty() {
-            return false;
+            return None;
         }
         let wanted: Vec<&ImportSpec> = specs.iter().map(|(_, s)| *s).collect();
         let (import, error_at, name) = match imports::plan(input.text, &wanted) {
-            Ok(None) => return false,
+            Ok(None) => return None,
             Ok(Some(edit)) => {
                 // Another edit in the file's header, above or where the imports go (a rule
                 // rewriting the import block): code there could read a name before its import.
@@ -51,7 +53,7 @@ impl Engine<'_> {
                         });
                         // Applied in order of position; nothing overlaps it (checked above).
                         planned.sort_by_key(|p| p.edit.range.start);
-                        return true;
+                        return Some(at);
                     }
                     Some(p) => (specs[0].1.text.clone(), p.edit.range.clone(), None),
                 }
@@ -89,7 +91,7 @@ impl Engine<'_> {
             },
         };
         errors.push((needing, error));
-        false
+        None
     }
 
     /// The names the imports of the rules editing in `planned` bind.

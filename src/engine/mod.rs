@@ -280,10 +280,16 @@ impl<'r> Engine<'r> {
             })
             .map(|(_, e)| e)
             .collect();
+        let written = survey
+            .written
+            .into_iter()
+            .map(|(rule, range)| (self.rules.rule(rule).id().to_string(), range))
+            .collect();
         Ok(Patched {
             output: survey.output,
             rules: survey.rules,
             warnings,
+            written,
         })
     }
 

@@ -153,6 +153,8 @@ pub struct Patched {
     /// Drift of rules with `on_miss: warn` and refusals of rules with `on_refuse: warn`: to
     /// report, without failing.
     pub warnings: Vec<PatchError>,
+    /// Byte ranges of `output` each rule's edits wrote, by rule id (see [`Survey::written`]).
+    pub written: Vec<(String, Range<usize>)>,
 }
 
 impl Patched {
@@ -174,6 +176,9 @@ pub struct Survey {
     /// Drift of rules whose `on_miss` is `warn` or `skip`, and refusals of rules whose
     /// `on_refuse` is: reported, not failing the file.
     pub misses: Vec<(RuleId, PatchError)>,
+    /// Byte ranges of the output each rule's edits wrote (imports left out): where its
+    /// patched code is, for the runtime's liveness probes.
+    pub written: Vec<(RuleId, Range<usize>)>,
 }
 
 impl Survey {

@@ -10,7 +10,7 @@ use super::parsed::Parsed;
 use super::{Engine, PatchError, repair, scope, verify};
 use crate::actions::{self, ActionFailure, Signatures, Site};
 use crate::compile::{CompiledRule, RuleId};
-use crate::edit::{self, Edit, PlannedEdit};
+use crate::edit::{self, Edit, PlannedEdit, Shifts};
 use crate::pattern::matcher::{Bindings, Matcher};
 use crate::prefilter::Hits;
 use crate::rules::model::{Expect, Policy};
@@ -45,6 +45,11 @@ pub(crate) struct StepOutcome {
     pub misses: Vec<(RuleId, PatchError)>,
     /// The new text and its tree, when the step changed anything.
     pub next: Option<(String, Parsed)>,
+    /// Where, in the new text, each rule's edits wrote (the imports they need left out: those
+    /// run at import, not where the rule patched).
+    pub written: Vec<(usize, Range<usize>)>,
+    /// How the step's edits move offsets of the text it ran on.
+    pub shifts: Option<Shifts>,
 }
 
 /// What one rule planned in a step.
@@ -117,7 +122,8 @@ impl Engine<'_> {
             p.edit = std::mem::take(&mut p.edit).minimal(input.text);
         }
         self.drop_conflicts(input, &mut planned, &mut failed, &mut out.errors);
-        let imported = self.plan_imports(input, &mut planned, &mut failed, &mut out.errors);
+        let import = self.plan_imports(input, &mut planned, &mut failed, &mut out.errors);
+        let imported = import.is_some();
         mark_failed(&mut out.reports, &failed);
         if planned.is_empty() {
             return out;
@@ -130,7 +136,16 @@ impl Engine<'_> {
             path: input.path,
         };
         match verify::apply_and_reparse(input.text, input.parsed, regions_only, &planned, &names) {
-            Ok(next) => out.next = Some(next),
+            Ok(next) => {
+                out.next = Some(next);
+                out.written = edit::written(&planned)
+                    .into_iter()
+                    .zip(&planned)
+                    .filter(|(_, p)| import.as_ref() != Some(&p.edit.range))
+                    .map(|(w, _)| w)
+                    .collect();
+                out.shifts = Some(Shifts::new(&planned));
+            }
             Err(rejected) => {
                 let (rules, error) = self.unparseable(input.path, &planned, rejected);
                 mark_failed(&mut out.reports, &rules);
