@@ -101,7 +101,7 @@ class _Loader(importlib.machinery.SourceFileLoader):
         from . import _live
 
         tree = ast.parse(patched, name)
-        self._table = _live.instrument(tree, units, fullname, path)
+        self._table = _live.instrument(tree, patched, units, fullname, path)
         return compile(tree, name, "exec", dont_inherit=True)
 
     def exec_module(self, module: types.ModuleType) -> None:

@@ -20,6 +20,7 @@ it is exercised by the import itself.
 from __future__ import annotations
 
 import ast
+import bisect
 import threading
 from dataclasses import dataclass, field
 from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
@@ -35,8 +36,16 @@ SEEN = "__regraft_seen__"
 _Def = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 
 
-def _defs(tree: ast.AST) -> Iterator[Tuple[ast.AST, str]]:
-    """Every function and lambda of ``tree`` with its qualified name, as CPython names it."""
+def _defs(tree: ast.AST, text: str) -> Iterator[Tuple[ast.AST, str]]:
+    """Every function and lambda of ``tree`` (parsed from ``text``) with its qualified name,
+    as CPython names it. Expressions are entered only where a line of theirs says ``lambda``:
+    walking every expression node cost most of a large module's instrumentation."""
+    lambdas = [i + 1 for i, line in enumerate(text.split("\n")) if "lambda" in line]
+
+    def may_hold_lambda(node: ast.AST) -> bool:
+        at = bisect.bisect_left(lambdas, node.lineno)
+        return at < len(lambdas) and lambdas[at] <= (node.end_lineno or node.lineno)
+
     stack: List[Tuple[ast.AST, str]] = [(tree, "")]
     while stack:
         node, prefix = stack.pop()
@@ -47,7 +56,7 @@ def _defs(tree: ast.AST) -> Iterator[Tuple[ast.AST, str]]:
                 name = "<lambda>" if isinstance(child, ast.Lambda) else child.name
                 yield child, prefix + name
                 stack.append((child, f"{prefix}{name}.<locals>."))
-            else:
+            elif not isinstance(child, ast.expr) or may_hold_lambda(child):
                 stack.append((child, prefix))
 
 
@@ -65,19 +74,34 @@ def units(text: str, written: Sequence[Tuple[str, int, int]],
         return starts[line - 1] + len(lines[line - 1].encode("utf-8")[:byte_column].decode("utf-8", "replace"))
 
     spans = []
-    for node, qualname in _defs(tree):
+    for node, qualname in _defs(tree, text):
         begin = index(node.lineno, node.col_offset)
         end = index(node.end_lineno, node.end_col_offset)
-        spans.append((begin, end, (qualname, node.lineno, node.col_offset)))
+        spans.append((begin, -end, (qualname, node.lineno, node.col_offset)))
+    # Functions nest: one sweep in order of position keeps the open ones on a stack (a scan
+    # of every function for every edit was quadratic: 500 edited functions took 80 ms).
+    spans.sort()
+    begins = [s[0] for s in spans]
     found: Dict[str, List[Tuple[str, int, int]]] = {}
-    for rule, start, stop in written:
+    open_: List[Tuple[int, int, Tuple[str, int, int]]] = []
+    at = 0
+    for rule, start, stop in sorted(written, key=lambda w: (w[1], w[2])):
+        while at < len(spans) and spans[at][0] <= start:
+            span = spans[at]
+            while open_ and -open_[-1][1] < span[0]:
+                open_.pop()
+            open_.append(span)
+            at += 1
+        # The innermost function that holds the edit, itself not the edit.
+        holder = next((s for s in reversed(open_) if s[0] <= start and stop <= -s[1]
+                       and (s[0], -s[1]) != (start, stop)), None)
+        first = bisect.bisect_left(begins, start)
+        last = bisect.bisect_right(begins, stop)
+        chosen = [s for s in spans[first:last] if -s[1] <= stop]
+        if holder is not None:
+            chosen.append(holder)
         keys = found.setdefault(rule, [])
-        inner = [s for s in spans if s[0] <= start and stop <= s[1] and (s[0], s[1]) != (start, stop)]
-        inside = [s for s in spans if start <= s[0] and s[1] <= stop]
-        chosen = inside + ([min(inner, key=lambda s: s[1] - s[0])] if inner else [])
-        if not chosen:
-            chosen = [(0, 0, (IMPORT, 0, 0))]
-        for _, _, key in chosen:
+        for _, _, key in chosen or [(0, 0, (IMPORT, 0, 0))]:
             if key not in keys:
                 keys.append(key)
     return found
@@ -138,10 +162,11 @@ _TABLES: List[Table] = []
 _WATCHES: List[List[Probe]] = []
 
 
-def instrument(tree: ast.Module, by_rule: Mapping[str, Sequence[Sequence[Any]]], module: str,
-               filename: str) -> Table:
-    """Puts a probe into each function of ``tree`` that ``by_rule`` (see ``units``) names;
-    returns the table to ``bind`` to the module's globals before its code runs."""
+def instrument(tree: ast.Module, text: str, by_rule: Mapping[str, Sequence[Sequence[Any]]],
+               module: str, filename: str) -> Table:
+    """Puts a probe into each function of ``tree`` (parsed from ``text``) that ``by_rule`` (see
+    ``units``) names; returns the table to ``bind`` to the module's globals before its code
+    runs."""
     table = Table(module, filename)
     wanted: Dict[Tuple[str, int, int], List[str]] = {}
     for rule, keys in by_rule.items():
@@ -151,7 +176,7 @@ def instrument(tree: ast.Module, by_rule: Mapping[str, Sequence[Sequence[Any]]],
                 table.imported.append(rule)
             else:
                 wanted.setdefault((qualname, int(line), int(column)), []).append(rule)
-    for node, qualname in list(_defs(tree)):
+    for node, qualname in list(_defs(tree, text)):
         rules = wanted.pop((qualname, node.lineno, node.col_offset), None)
         if rules is None:
             continue
@@ -161,7 +186,6 @@ def instrument(tree: ast.Module, by_rule: Mapping[str, Sequence[Sequence[Any]]],
     # to have run, so they are left without a probe and listed as never exercised.
     for (qualname, line, _), rules in wanted.items():
         table.probes.append(Probe(module, filename, qualname, line, rules))
-    ast.fix_missing_locations(tree)
     return table
 
 

@@ -114,6 +114,56 @@ class RegraftPlugin:
             pack.close()
 
 
+class LivePlugin:
+    """``--regraft-live``: each ``regraft_smoke`` test runs with every liveness probe armed
+    again, and fails where a rule (those the marker names; else every rule that patched a
+    module) ran none of its patched code in it; the summary lists patched functions that
+    never ran in the whole session."""
+
+    NAME = "regraft-live"
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_call(self, item: pytest.Item):
+        """Runs a ``regraft_smoke`` test under a liveness watch, then judges what ran."""
+        marker = item.get_closest_marker("regraft_smoke")
+        if marker is None:
+            return (yield)
+        from . import _live
+
+        with _live.watch() as watched:
+            result = yield
+        if not marker.args and not _live.rules_installed()[0]:
+            pytest.fail("regraft: no rule patched a module this process imported with liveness on "
+                        "(is the hook installed before the patched modules are imported?)",
+                        pytrace=False)
+        idle = watched.idle_rules([str(rule) for rule in marker.args])
+        if idle:
+            pytest.fail("\n".join(_idle_line(rule, probes) for rule, probes in idle.items()),
+                        pytrace=False)
+        return result
+
+    def pytest_terminal_summary(self, terminalreporter) -> None:
+        """Lists the patched functions that never ran in the session."""
+        from . import _live
+
+        never = _live.unexercised()
+        if not never:
+            return
+        terminalreporter.section("regraft: patched code that never ran")
+        for u in never:
+            rules = ", ".join(f"`{r}`" for r in u.rules)
+            terminalreporter.write_line(f"{u.module}.{u.qualname} ({u.filename}:{u.line}), patched by {rules}")
+
+
+def _idle_line(rule: str, probes: list) -> str:
+    """Why ``rule`` took no effect in a smoke test."""
+    if not probes:
+        return (f"regraft: rule `{rule}` patched nothing this process imported (with liveness "
+                "on): it cannot have taken effect")
+    where = "; ".join(f"{p.module}.{p.qualname} ({p.filename}:{p.line})" for p in probes)
+    return f"regraft: rule `{rule}` took no effect here: none of its patched code ran — {where}"
+
+
 def _ignored_by_others(plugin: RegraftPlugin, path: Path, config: pytest.Config) -> bool:
     """What the other plugins (pytest's ``norecursedirs``, ``--ignore``, conftests) say of
     collecting ``path``."""

@@ -247,3 +247,58 @@ def test_an_import_error_of_the_module_itself_passes_through(package):
     body = "def f(x):\n    return old(x)\n\n\nimport no_such_module_anywhere\n"
     with pytest.raises(ModuleNotFoundError):
         package(body)
+
+
+pytest_plugins = ["pytester"]
+
+SMOKE_CONFTEST = '''
+import os, sys
+sys.path.insert(0, os.path.dirname(__file__))
+import regraft
+RULES = """
+id: to-new
+match: old($X)
+action: {replace: new($X)}
+"""
+HOOK = regraft.install(regraft.Rules.parse(RULES), ["smokepkg"], versions={})
+'''
+
+SMOKE_TESTS = '''
+import pytest
+import smokepkg.mod as mod
+
+@pytest.mark.regraft_smoke
+def test_runs_the_patch():
+    assert mod.used(1) == 101
+
+@pytest.mark.regraft_smoke("to-new")
+def test_runs_nothing_patched():
+    assert mod.new(0) == 100
+
+@pytest.mark.regraft_smoke("not-a-rule-here")
+def test_names_a_rule_that_patched_nothing():
+    pass
+
+def test_unmarked():
+    pass
+'''
+
+
+def test_pytest_regraft_live_fails_a_smoke_test_that_ran_none_of_a_rules_patched_code(pytester):
+    pytester.makeconftest(SMOKE_CONFTEST)
+    pytester.mkpydir("smokepkg")
+    pytester.path.joinpath("smokepkg", "mod.py").write_text(
+        "def old(x):\n    return x\n\ndef new(x):\n    return x + 100\n\n"
+        "def used(x):\n    return old(x)\n\ndef unused(x):\n    return old(x)\n")
+    pytester.makepyfile(test_smoke=SMOKE_TESTS)
+    live = pytester.runpytest_subprocess("--regraft-live", "-p", "no:cacheprovider")
+    live.assert_outcomes(passed=2, failed=2)
+    out = live.stdout.str()
+    assert "rule `to-new` took no effect here: none of its patched code ran" in out, out
+    assert "smokepkg.mod.used" in out and "smokepkg.mod.unused" in out
+    assert "rule `not-a-rule-here` patched nothing this process imported" in out
+    assert "patched code that never ran" in out
+    assert "smokepkg.mod.unused (" in out.split("patched code that never ran")[1]
+    # Without the option the marker is declared and judges nothing.
+    plain = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-W", "error::pytest.PytestUnknownMarkWarning")
+    plain.assert_outcomes(passed=4)
