@@ -157,3 +157,109 @@ fn a_case_whose_rule_still_passes_with_its_matches_taken_away_fails_as_a_negativ
         "{stdout}"
     );
 }
+
+/// Rules whose `effect` holds, changes nothing, is stated wrongly, raises, or has no case to
+/// be judged on.
+const EFFECTS: &str = r#"id: scale-fix
+match: 'return x * 2'
+action: {replace: 'return x * 3'}
+effect: {value: scaled(2), original: 4, patched: 6}
+tests:
+  - name: simple
+    before: "def scaled(x):\n    return x * 2\n"
+---
+id: no-effect
+match: 'y = x + 0'
+action: {replace: 'y = 0 + x'}
+effect: {value: f(5)}
+tests:
+  - name: same
+    before: "def f(x):\n    y = x + 0\n    return y\n"
+---
+id: wrong-expectation
+match: 'return x * 2'
+action: {replace: 'return x * 3'}
+effect:
+  run: "r = [scaled(1)]"
+  value: r
+  patched: '[2]'
+tests:
+  - name: simple
+    before: "def scaled(x):\n    return x * 2\n"
+---
+id: unjudged
+match: 'return x * 2'
+action: {replace: 'return x * 3'}
+effect: {value: 'scaled(1)'}
+tests:
+  - name: nothing
+    before: "def other(x):\n    return x\n"
+    unchanged: true
+---
+id: raises
+match: 'return x * 2'
+action: {replace: 'return x // 0'}
+effect: {value: 'scaled(1)'}
+tests:
+  - name: simple
+    before: "def scaled(x):\n    return x * 2\n"
+"#;
+
+#[test]
+fn an_effect_is_judged_by_cpython_on_each_case_the_rule_changes() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(dir.path().join("effects.yaml"), EFFECTS).unwrap();
+    let update = regraft(&["test", "-r", "effects.yaml", "--update"], dir.path());
+    assert!(text(&update.stdout).contains("UPDATED scale-fix › simple"));
+    let out = regraft(&["test", "-r", "effects.yaml"], dir.path());
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    for line in [
+        "PASS scale-fix › simple",
+        "FAIL no-effect › same: effect: `f(5)` is 5 on the original and on the patched module: the patch changes nothing it computes",
+        "FAIL wrong-expectation › simple: effect: on the patched module `r` is [3], not [2]",
+        "PASS unjudged › nothing",
+        "FAIL unjudged › effect: no case of this rule patches anything, so its `effect` is never judged: add a case it changes",
+        "FAIL raises › simple: effect: `scaled(1)` cannot be read on the patched module: ZeroDivisionError: integer division or modulo by zero",
+    ] {
+        assert!(stdout.contains(line), "{line}\n---\n{stdout}");
+    }
+    // No interpreter: the case fails, saying how to give one.
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_regraft"));
+    command
+        .args(["test", "-r", "effects.yaml", "--filter", "scale-fix"])
+        .current_dir(dir.path())
+        .env("REGRAFT_PYTHON", dir.path().join("no-such-python"));
+    let none = command.output().unwrap();
+    assert_eq!(none.status.code(), Some(1));
+    assert!(
+        text(&none.stdout).contains("set REGRAFT_PYTHON to a CPython interpreter"),
+        "{}",
+        text(&none.stdout)
+    );
+}
+
+#[test]
+fn an_effect_that_is_not_python_is_refused_when_the_rule_loads() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = "id: r\nmatch: 'f($X)'\naction: {replace: 'g($X)'}\n";
+    for (effect, says) in [
+        ("effect: {run: 'x = 1'}", "give `value`"),
+        ("effect: {value: 'x = 1'}", "must be a Python expression"),
+        (
+            "effect: {value: 'x', run: 'def ('}",
+            "must be Python statements",
+        ),
+        (
+            "effect: {value: 'x', orignal: 1}",
+            "did you mean `original`?",
+        ),
+        ("effect: 'x'", "a mapping"),
+    ] {
+        fs::write(dir.path().join("r.yaml"), format!("{base}{effect}\n")).unwrap();
+        let out = regraft(&["lint", "r.yaml"], dir.path());
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{effect}: {stderr}");
+        assert!(stderr.contains(says), "{effect}: {stderr}");
+    }
+}

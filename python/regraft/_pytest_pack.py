@@ -100,7 +100,9 @@ class Cli:
         from . import _native
 
         self.native = os.path.abspath(_native.__file__)
+        # A rule's `effect` runs in the interpreter the tests run in (its packages, its torch).
         self.env = dict(os.environ, NO_COLOR="1")
+        self.env.setdefault("REGRAFT_PYTHON", sys.executable)
 
     def run(self, args: Sequence[str], cwd: Path) -> subprocess.CompletedProcess:
         """``regraft ARGS`` in ``cwd``; its exit code and output, as text."""

@@ -182,6 +182,23 @@ pub struct Survey {
 }
 
 impl Survey {
+    /// Records where a step's edits wrote (`written`, by rule index, in its output) and moves
+    /// what earlier steps wrote by that step's `shifts`.
+    pub(crate) fn wrote(
+        &mut self,
+        written: Vec<(usize, Range<usize>)>,
+        shifts: Option<&crate::edit::Shifts>,
+    ) {
+        if let Some(shifts) = shifts {
+            for (_, range) in &mut self.written {
+                *range = shifts.moved(range.start)..shifts.moved(range.end);
+            }
+        }
+        let written = written.into_iter();
+        self.written
+            .extend(written.map(|(rule, range)| (RuleId(rule), range)));
+    }
+
     /// The survey of a file nothing touched: its text, and the reports given.
     pub fn untouched(text: &str, rules: Vec<RuleReport>) -> Survey {
         Survey {

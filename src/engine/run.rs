@@ -70,16 +70,7 @@ impl Engine<'_> {
                 survey.rules.extend(outcome.reports);
                 survey.errors.extend(outcome.errors);
                 survey.misses.extend(outcome.misses);
-                if let Some(shifts) = &outcome.shifts {
-                    // What earlier steps wrote moves with this step's edits.
-                    for (_, range) in &mut survey.written {
-                        *range = shifts.moved(range.start)..shifts.moved(range.end);
-                    }
-                }
-                let written = outcome.written.into_iter();
-                survey
-                    .written
-                    .extend(written.map(|(rule, range)| (RuleId(rule), range)));
+                survey.wrote(outcome.written, outcome.shifts.as_ref());
                 if let Some((next, next_parsed)) = outcome.next {
                     text = next;
                     parsed = next_parsed;

@@ -391,8 +391,25 @@ pub struct Rule {
     /// Entry points (`package.module.Class.method`) from which the release's own code must
     /// call every function the rule edits; where none does, the rule is `unreached`.
     pub reached_from: Vec<Spanned<String>>,
+    /// What the patch must change in what the code computes, judged by `regraft test`.
+    pub effect: Option<Effect>,
     /// Where the rule was read from.
     pub origin: Origin,
+}
+
+/// `effect`: Python run in a case's module as it was and as patched, where `value` must come
+/// out as `original` and `patched` say (each a Python expression), or differ where neither is
+/// given: proof that the edit changes what the code computes, not only its text.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Effect {
+    /// Statements run in the module's namespace before `value` is read.
+    pub run: Option<Spanned<String>>,
+    /// The expression compared.
+    pub value: Spanned<String>,
+    /// What `value` must equal on the module as it was.
+    pub original: Option<Spanned<String>>,
+    /// What `value` must equal on the patched module.
+    pub patched: Option<Spanned<String>>,
 }
 
 /// `where` for one metavariable: conditions on what it bound, all of which must hold.

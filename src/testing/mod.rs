@@ -8,6 +8,7 @@
 use std::fs;
 
 mod controls;
+mod effect;
 
 use crate::compile::RuleSet;
 use crate::engine::{Engine, Target};
@@ -82,6 +83,8 @@ fn with_dependencies(rule: &Rule, all: &[Rule]) -> Vec<Rule> {
 pub fn run_rule(rule: &Rule, all: &[Rule], update: bool) -> Result<Vec<CaseResult>, Error> {
     let set = RuleSet::compile(with_dependencies(rule, all))?;
     let mut results = Vec::new();
+    // Cases whose output differs from their input: those an `effect` is judged on.
+    let mut effects = 0usize;
     for case in cases(rule)? {
         let mut versions = VersionEnv::default();
         for (p, v) in &case.versions {
@@ -110,6 +113,7 @@ pub fn run_rule(rule: &Rule, all: &[Rule], update: bool) -> Result<Vec<CaseResul
             }
             _ => None,
         };
+        let patched = outcome.as_ref().ok().map(|p| p.output.clone());
         let (failure, updated) = judge(&case, outcome, run_drift, &snapshot, update)?;
         let failure = failure.or_else(|| {
             control.map(|message| Failure {
@@ -117,11 +121,35 @@ pub fn run_rule(rule: &Rule, all: &[Rule], update: bool) -> Result<Vec<CaseResul
                 texts: None,
             })
         });
+        // What the patch changes in what the code computes: judged on a case it changes.
+        let changed = patched.filter(|after| *after != case.before);
+        effects += usize::from(changed.is_some());
+        let failure = match (failure, &rule.effect, changed) {
+            (None, Some(effect), Some(after)) => {
+                effect::failure(effect, &path, &case.before, &after).map(|message| Failure {
+                    message,
+                    texts: None,
+                })
+            }
+            (failure, _, _) => failure,
+        };
         results.push(CaseResult {
             rule: rule.id.value.clone(),
             case: case.name.value.clone(),
             failure,
             updated,
+        });
+    }
+    if rule.effect.is_some() && effects == 0 {
+        // An effect no case judges proves nothing, and would read as if it did.
+        results.push(CaseResult {
+            rule: rule.id.value.clone(),
+            case: "effect".into(),
+            failure: Some(Failure {
+                message: "no case of this rule patches anything, so its `effect` is never judged: add a case it changes".into(),
+                texts: None,
+            }),
+            updated: false,
         });
     }
     Ok(results)

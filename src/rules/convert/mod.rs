@@ -43,6 +43,7 @@ pub const RULE_KEYS: &[&str] = &[
     "imports",
     "provides",
     "reached_from",
+    "effect",
 ];
 /// The keys of `inside`.
 pub const INSIDE_KEYS: &[&str] = &["class", "function", "loop"];
@@ -351,6 +352,7 @@ fn first_line(s: &str) -> String {
     s.lines().next().unwrap_or(s).trim().to_string()
 }
 
+mod effect;
 mod requires;
 mod rule;
 mod scope;

@@ -6,7 +6,7 @@ use serde_yaml::{Mapping, Value};
 use super::{Cx, RULE_KEYS, key_path, optional};
 use crate::rules::error::{Gather, RuleError, RuleErrorKind};
 use crate::rules::model::{
-    Action, Constraint, Expect, Inside, Origin, Phase, Policy, Position, Requirement, Rule,
+    Action, Constraint, Effect, Expect, Inside, Origin, Phase, Policy, Position, Requirement, Rule,
     Snippet, Spanned, TestCase, When,
 };
 use crate::rules::spans::{Path, Seg};
@@ -39,6 +39,7 @@ struct Parts {
     imports: Option<Vec<Spanned<String>>>,
     provides: Option<Vec<Spanned<String>>>,
     reached_from: Option<Vec<Spanned<String>>>,
+    effect: Option<Option<Effect>>,
 }
 
 impl Parts {
@@ -83,6 +84,7 @@ impl Parts {
             imports: self.imports.unwrap_or_default(),
             provides: self.provides.unwrap_or_default(),
             reached_from: self.reached_from.unwrap_or_default(),
+            effect: self.effect.unwrap_or_default(),
             origin,
         })
     }
@@ -186,6 +188,7 @@ impl Cx<'_> {
             imports: g.ok(optional(field("imports"), |p, v| self.imports(p, v))),
             provides: g.ok(optional(field("provides"), |p, v| self.provided(p, v))),
             reached_from: g.ok(optional(field("reached_from"), |p, v| self.entries(p, v))),
+            effect: g.ok(field("effect").map(|(p, v)| self.effect(&p, v)).transpose()),
         }
     }
 

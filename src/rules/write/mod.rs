@@ -127,6 +127,20 @@ fn settings(rule: &Rule, put: &mut impl FnMut(&str, Value)) {
             put(key, policy.name().into());
         }
     }
+    if let Some(effect) = &rule.effect {
+        let mut map = Mapping::new();
+        for (key, piece) in [
+            ("run", effect.run.as_ref()),
+            ("value", Some(&effect.value)),
+            ("original", effect.original.as_ref()),
+            ("patched", effect.patched.as_ref()),
+        ] {
+            if let Some(piece) = piece {
+                map.insert(key.into(), piece.value.clone().into());
+            }
+        }
+        put("effect", Value::Mapping(map));
+    }
     if !rule.tests.is_empty() {
         put(
             "tests",
