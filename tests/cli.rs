@@ -575,31 +575,48 @@ fn quiet_and_verbose_say_less_and_more_on_stderr() {
     assert_eq!(text(&silent.stderr), "");
 }
 
-/// A template that unwraps (`replace: "$X"`) has no shape to recognise once applied: a
-/// patched file and a drifted one look the same. `--check` after `--write` passes, saying so
-/// in a warning; neither file is called "already applied".
+/// A template that unwraps (`replace: "$X"`), or holds no code of its own (`$F($$$A)`), has no
+/// shape to recognise once applied: a patched file and a drifted one look the same. Neither is
+/// called "already applied": with `expect` unmet, both are drift (exit 3), saying why, unless
+/// the rule's `on_miss: warn` says patched files are expected.
 #[test]
 fn an_unwrapping_template_never_calls_drift_already_applied() {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(
-        dir.path().join("r.yaml"),
-        "id: unwrap\nmatch: \"wrap($X)\"\naction: {replace: \"$X\"}\nexpect: 1\n",
-    )
-    .unwrap();
+    let rule = "id: unwrap\nmatch: \"wrap($X)\"\naction: {replace: \"$X\"}\nexpect: 1\n";
+    std::fs::write(dir.path().join("r.yaml"), rule).unwrap();
+    // A template with no code of its own is as general: it would call every call patched.
+    let call =
+        "id: unwrap-call\nmatch: \"wrap($F)($$$A)\"\naction: {replace: \"$F($$$A)\"}\nexpect: 1\n";
+    std::fs::write(dir.path().join("c.yaml"), call).unwrap();
+    std::fs::write(dir.path().join("w.yaml"), format!("{rule}on_miss: warn\n")).unwrap();
     std::fs::write(dir.path().join("t.py"), "y = wrap(a + b)\n").unwrap();
+    std::fs::write(dir.path().join("u.py"), "y = wrap(f)(a, b)\n").unwrap();
     std::fs::write(dir.path().join("d.py"), "y = other(a)\n").unwrap();
     let out = crate::util::regraft(&["apply", "-r", "r.yaml", "--write", "t.py"], dir.path());
     assert_eq!(out.status.code(), Some(0));
-    for file in ["t.py", "d.py"] {
-        let out = crate::util::regraft(&["apply", "-r", "r.yaml", "--check", file], dir.path());
+    let out = crate::util::regraft(&["apply", "-r", "c.yaml", "--write", "u.py"], dir.path());
+    assert_eq!(out.status.code(), Some(0));
+    for (rules, file) in [
+        ("r.yaml", "t.py"),
+        ("r.yaml", "d.py"),
+        ("c.yaml", "u.py"),
+        ("c.yaml", "d.py"),
+    ] {
+        let out = crate::util::regraft(&["apply", "-r", rules, "--check", file], dir.path());
         let stderr = crate::util::text(&out.stderr);
-        assert_eq!(out.status.code(), Some(0), "{stderr}");
+        assert_eq!(out.status.code(), Some(3), "{rules} {file}: {stderr}");
         assert!(!stderr.contains("already applied"), "{stderr}");
+        let words = stderr.split_whitespace().collect::<Vec<_>>().join(" ");
         assert!(
-            stderr.contains("warning (cannot tell patched from drift)"),
+            words.contains("a file it patched cannot be told from one that drifted"),
             "{stderr}"
         );
     }
+    // Where patched files are expected, the rule says so and it is a warning.
+    let out = crate::util::regraft(&["apply", "-r", "w.yaml", "--check", "t.py"], dir.path());
+    let stderr = crate::util::text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("warning (on_miss: warn)"), "{stderr}");
 }
 
 /// A pin whose file is not among the targets: under `--check` it is drift (exit 3), as `matrix`

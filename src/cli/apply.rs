@@ -435,9 +435,6 @@ fn report_summaries(outcomes: &[Outcome], colors: Colors, written: bool) {
                 use crate::engine::PatchError;
                 let why = match warning {
                     PatchError::Action { .. } => "on_refuse: warn",
-                    PatchError::Drift {
-                        unverifiable: true, ..
-                    } => "cannot tell patched from drift",
                     _ => "on_miss: warn",
                 };
                 err(format!(

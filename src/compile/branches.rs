@@ -136,8 +136,12 @@ pub(super) fn applied(
     else {
         return (None, false);
     };
-    // A bare capture matches anything: it would call every file patched.
-    if each.iter().any(bare) {
+    // A bare capture matches anything, and a shape with no literal of its own (`$F($$$A)`)
+    // nearly anything: either would call every file patched, masking drift.
+    if each
+        .iter()
+        .any(|p| bare(p) || p.literals.iter().all(|l| l.is_empty()))
+    {
         return (None, true);
     }
     let Ok(shape) = Pattern::compile_any(&texts) else {

@@ -76,9 +76,9 @@ pub struct CompiledRule {
     /// How the patch already in place shows (`--write`, then `--check`): where `match` finds
     /// too few sites, these count as sites already patched.
     pub applied: Option<Applied>,
-    /// Whether the applied shape is a bare capture (`replace: "$X"` unwrapping a call): a
-    /// patched site cannot be told from upstream drift, so a missed `expect` with no match is
-    /// a warning saying so, never "already applied" and never a silent pass.
+    /// Whether the applied shape is a bare capture (`replace: "$X"` unwrapping a call) or holds
+    /// no literal (`$F($$$A)`): a patched site cannot be told from upstream drift, so nothing
+    /// counts as already applied and a missed `expect` is drift, saying why.
     pub unwitnessed: bool,
     /// `inside.class`'s `has` and `lacks`, compiled.
     pub class_scope: ScopePatterns,

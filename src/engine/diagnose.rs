@@ -162,7 +162,6 @@ pub(crate) fn drift(
         labels,
         far,
         scope,
-        unverifiable: false,
     }
 }
 
@@ -189,7 +188,6 @@ pub(crate) fn drift_in_scope(
         labels: vec![LabeledSpan::new_with_span(Some(label), span(header))],
         scope: describe_scope(rule),
         far: Vec::new(),
-        unverifiable: false,
     }
 }
 

@@ -70,9 +70,6 @@ pub enum PatchError {
         /// Matches too far from the first to show in one snippet.
         #[related]
         far: Vec<Note>,
-        /// The rule cannot tell a patched file from a drifted one (its template is a bare
-        /// capture): a warning whatever its `on_miss`, never a failure.
-        unverifiable: bool,
     },
 
     /// Two edits overlap.

@@ -268,15 +268,7 @@ impl<'r> Engine<'r> {
                     PatchError::Action { .. } => rule.on_refuse,
                     _ => rule.on_miss,
                 };
-                // A rule that cannot tell its patch from drift says so whatever its policy.
-                let unverifiable = matches!(
-                    e,
-                    PatchError::Drift {
-                        unverifiable: true,
-                        ..
-                    }
-                );
-                policy == Policy::Warn || unverifiable
+                policy == Policy::Warn
             })
             .map(|(_, e)| e)
             .collect();

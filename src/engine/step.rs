@@ -313,21 +313,15 @@ impl Engine<'_> {
             return (false, declined);
         }
         let (mut miss, _) = misses.swap_remove(0);
-        if rule.unwitnessed && matches.is_empty() {
-            // Patched or drifted: this rule cannot tell. Said, not failed, not "applied".
-            if let PatchError::Drift {
-                scope,
-                unverifiable,
-                ..
-            } = &mut miss
-            {
-                *unverifiable = true;
-                scope.push_str(
-                    "; the template is a bare capture, so a file it patched looks like one that drifted: a warning, not a failure",
-                );
-            }
-            plan.misses.push(miss);
-            return (false, Vec::new());
+        if rule.unwitnessed
+            && matches.is_empty()
+            && let PatchError::Drift { scope, .. } = &mut miss
+        {
+            // Patched or drifted, this rule cannot tell: its output is no evidence either way,
+            // and an unmet `expect` stays what it is.
+            scope.push_str(
+                "; its template is a bare capture or holds no code of its own, so nothing counts as already patched: a file it patched cannot be told from one that drifted (`on_miss: warn` where patched files are expected)",
+            );
         }
         plan.record(miss, policy);
         (true, Vec::new())
