@@ -29,6 +29,7 @@ mod lint;
 mod lsp;
 mod matching;
 mod matrix;
+mod names;
 mod outline;
 mod parameters;
 mod pins;

@@ -23,6 +23,7 @@ mod builtins;
 mod capture;
 mod module_level;
 mod scopes;
+mod unbound;
 
 pub use capture::{Capture, rename_capture};
 pub use module_level::{first_shadowed, module_binding_sites};
@@ -180,21 +181,27 @@ pub fn first_unresolved(
     }
     let output_tree = crate::python::Held::or_parse(whole.output, output);
     let root = output_tree.root();
-    // The scopes binding a name, found once per name (each search reads the whole text).
-    let mut binders_of: HashMap<String, Vec<Node<'_>>> = HashMap::new();
+    // The scopes binding a name, and where the module deletes it for good, found once per
+    // name (each search reads the whole text).
+    let mut binders_of: HashMap<String, (Vec<Node<'_>>, Option<usize>)> = HashMap::new();
     for (name, at) in candidates {
         let Some(read) = root.descendant_for_byte_range(at.start, at.end) else {
             continue;
         };
         let chain = scopes::visible_from(read);
-        let binders = binders_of
+        let (binders, deleted) = binders_of
             .entry(name.clone())
-            .or_insert_with(|| binders(root, output, &name))
+            .or_insert_with(|| {
+                let found = binders(root, output, &name);
+                (found, unbound::deleted_at(root, output, &name))
+            })
             .clone();
-        if binders
-            .iter()
-            .any(|b| chain.iter().any(|c| c.id() == b.id()))
-        {
+        let sees = |b: &Node<'_>| {
+            chain.iter().any(|c| c.id() == b.id())
+                && (b.id() != root.id()
+                    || deleted.is_none_or(|d| unbound::sees_before_del(read, &chain, d)))
+        };
+        if binders.iter().any(sees) || unbound::in_except_clause_binding(read, output, &name) {
             continue;
         }
         let describe = |scopes: &[Node<'_>]| {
@@ -311,6 +318,9 @@ fn binders<'t>(root: Node<'t>, text: &str, name: &str) -> Vec<Node<'t>> {
                 continue;
             }
             root
+        } else if unbound::is_except_alias(node) {
+            // Bound only inside its clause (see `in_except_clause_binding`).
+            continue;
         } else if scopes::import_binds(node).unwrap_or_else(|| is_binding(node)) {
             let scope = scopes::scope_of(node);
             if scope.kind() == "function_definition"
