@@ -42,6 +42,7 @@ mod retire;
 mod rule_tests;
 mod runs;
 mod scopes;
+mod statuses;
 mod strings;
 mod vocabulary;
 mod whisper;

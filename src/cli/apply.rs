@@ -6,6 +6,8 @@ use std::path::PathBuf;
 use clap::Args;
 use rayon::prelude::*;
 
+mod closing;
+
 use super::{Colors, RuleArgs, err, exit_code, load_rules};
 use crate::engine::{Engine, Patched, RuleStatus, Target};
 use crate::error::Error;
@@ -108,7 +110,7 @@ pub(super) fn run(args: ApplyArgs, colors: Colors) -> Result<u8, Error> {
     }
     let outcomes = patch_all(&engine, &versions, &plan, &args);
     let unselected = match plan.stdin {
-        true => 0,
+        true => Vec::new(),
         false => super::unselected::report(&rules, &plan.files, args.check || args.verify),
     };
     let mut exit = report_failures(&outcomes, &args, colors);
@@ -131,6 +133,11 @@ pub(super) fn run(args: ApplyArgs, colors: Colors) -> Result<u8, Error> {
         }
     }
     if exit != 0 {
+        if args.check && args.format == Format::Human {
+            // One broken file hides no other's change: every file that would change is named.
+            report_summaries(&outcomes, colors, false);
+            closing::check_lines(&outcomes);
+        }
         print_findings(&outcomes, &args, false)?;
         if args.write {
             err("nothing was written: fix the errors above first\n");
@@ -142,7 +149,8 @@ pub(super) fn run(args: ApplyArgs, colors: Colors) -> Result<u8, Error> {
     if args.format == Format::Human && !written {
         report_summaries(&outcomes, colors, written);
     }
-    let code = emit(&outcomes, &plan, &args, colors)?.max(unselected);
+    let code = emit(&outcomes, &plan, &args, colors, &unselected)?;
+    let code = if unselected.is_empty() { code } else { 3 };
     if args.format == Format::Human && written {
         report_summaries(&outcomes, colors, written);
     }
@@ -504,8 +512,15 @@ fn diff_path(path: &std::path::Path) -> String {
     targets::glob_path(&crate::source::named_from_here(path))
 }
 
-/// Prints, diffs, writes or checks the changed files.
-fn emit(outcomes: &[Outcome], plan: &Plan, args: &ApplyArgs, colors: Colors) -> Result<u8, Error> {
+/// Prints, diffs, writes or checks the changed files; `unselected`: the rules that drifted by
+/// selecting no target.
+fn emit(
+    outcomes: &[Outcome],
+    plan: &Plan,
+    args: &ApplyArgs,
+    colors: Colors,
+    unselected: &[String],
+) -> Result<u8, Error> {
     let changed: Vec<(&Outcome, &Patched)> = outcomes
         .iter()
         .filter_map(|o| o.result.as_ref().ok().map(|p| (o, p)))
@@ -533,25 +548,9 @@ fn emit(outcomes: &[Outcome], plan: &Plan, args: &ApplyArgs, colors: Colors) -> 
         }
     } else if args.check || args.verify {
         if args.format == Format::Human && args.verify {
-            let files = |n: usize| if n == 1 { "file" } else { "files" };
-            super::info(format!(
-                "verify: every rule applies cleanly ({} of {} {} would change)\n",
-                changed.len(),
-                outcomes.len(),
-                files(outcomes.len())
-            ));
+            closing::verify_line(outcomes, &changed, unselected);
         } else if args.format == Format::Human {
-            for (o, _) in &changed {
-                super::info(format!("would patch {}", o.file.display) + "\n");
-            }
-            // One closing line a CI log can be read by.
-            let files = |n: usize| if n == 1 { "file" } else { "files" };
-            super::info(format!(
-                "check: {} of {} {} would change\n",
-                changed.len(),
-                outcomes.len(),
-                files(outcomes.len())
-            ));
+            closing::check_lines(outcomes);
         }
         if args.check && !changed.is_empty() {
             return Ok(1);

@@ -254,7 +254,7 @@ fn err(text: impl AsRef<str>) {
 }
 
 /// Summaries and notes on stderr, left out under `-q`.
-fn info(text: impl AsRef<str>) {
+pub(crate) fn info(text: impl AsRef<str>) {
     if verbosity() > -1 {
         err(text);
     }

@@ -9,12 +9,12 @@ use crate::targets::TargetFile;
 /// Rules whose `files` select none of the targets. Under `--check` (a CI's drift check), one
 /// that expects matches there is drift, as `matrix` calls it missing (exit 3, as every drift),
 /// and any other is a warning; otherwise (a pack applied to some of its files) it is said
-/// under `-v`.
-pub(super) fn report(rules: &RuleSet, files: &[TargetFile], check: bool) -> u8 {
+/// under `-v`. The ids of the rules that drifted.
+pub(super) fn report(rules: &RuleSet, files: &[TargetFile], check: bool) -> Vec<String> {
+    let mut drifted = Vec::new();
     if files.is_empty() {
-        return 0;
+        return drifted;
     }
-    let mut exit = 0;
     for rule in rules.rules.iter().filter(|r| !r.rule.files.is_empty()) {
         if files.iter().any(|f| rule.selects(&f.display)) {
             continue;
@@ -33,14 +33,14 @@ pub(super) fn report(rules: &RuleSet, files: &[TargetFile], check: bool) -> u8 {
                 rule.id(),
                 line.trim_start_matches(&format!("rule `{}` ", rule.id()))
             ));
-            exit = 3;
+            drifted.push(rule.id().to_string());
         } else if check {
             err(format!("warning: {line}\n"));
         } else {
             super::detail(format!("{line}\n"));
         }
     }
-    exit
+    drifted
 }
 
 /// Stdin has no path for `files` globs to select: says which rules therefore did not run, and

@@ -96,6 +96,15 @@ pub fn summary(path: &str, patched: &Patched, written: bool) -> Vec<String> {
                 RuleStatus::Inactive => "inactive",
                 RuleStatus::Retired => "retired",
                 RuleStatus::NoMatch => "no match",
+                // Its policy made the failure a warning: it drifted, and the file still applies.
+                RuleStatus::Failed
+                    if patched
+                        .warnings
+                        .iter()
+                        .any(|w| w.rule_id() == Some(r.rule.as_str())) =>
+                {
+                    "drifted, warned (on_miss: warn)"
+                }
                 RuleStatus::Failed => "failed",
             };
             let detail = match &r.reason {
