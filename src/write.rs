@@ -11,6 +11,8 @@ use std::path::{Path, PathBuf};
 
 use tempfile::TempPath;
 
+mod lock;
+
 /// Why a set of writes was not carried out (nothing was written).
 #[derive(Debug, thiserror::Error, miette::Diagnostic)]
 pub enum WriteError {
@@ -75,6 +77,23 @@ pub enum WriteError {
         /// `immutable` or `append-only`.
         flag: &'static str,
     },
+    /// The target has other names (hard links): a new file in its place would detach them,
+    /// leaving them the old text.
+    #[error(
+        "{path} has {links} hard links; replacing it would leave the other names with the old text, so nothing was written"
+    )]
+    #[diagnostic(
+        code(regraft::write::hard_links),
+        help(
+            "pass --detach-links to give this name a file of its own (a package installed as links into a cache, as uv does), or patch the file the links share where it is meant to change everywhere"
+        )
+    )]
+    HardLinks {
+        /// The target.
+        path: String,
+        /// How many names the file has.
+        links: u64,
+    },
     /// A rename failed after others had replaced their targets; those were put back.
     #[error(
         "cannot replace {path}: {source}; the {restored} file(s) already replaced were restored"
@@ -104,25 +123,35 @@ fn io(path: &Path, source: std::io::Error) -> WriteError {
     }
 }
 
-/// One staged write: the temporary file, the real target and what it held when read.
+/// One staged write: the temporary file, the real target, what it held when read and what
+/// it is to hold.
 #[derive(Debug)]
 struct Staged {
     temp: TempPath,
     target: PathBuf,
     shown: PathBuf,
     original: Option<Vec<u8>>,
+    contents: Vec<u8>,
 }
 
 /// Writes staged to be carried out together, or not at all.
 #[derive(Debug, Default)]
 pub struct WriteSet {
     staged: Vec<Staged>,
+    detach_links: bool,
 }
 
 impl WriteSet {
     /// An empty set.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// Lets a target with hard links be replaced, its other names keeping the old file
+    /// (refused otherwise: see [`WriteError::HardLinks`]).
+    pub fn detaching_links(mut self) -> Self {
+        self.detach_links = true;
+        self
     }
 
     /// How many files are staged.
@@ -169,6 +198,12 @@ impl WriteSet {
             .and_then(|()| temp.as_file().sync_all())
             .map_err(|e| io(path, e))?;
         match fs::metadata(&target) {
+            Ok(meta) if meta.nlink() > 1 && !self.detach_links => {
+                return Err(WriteError::HardLinks {
+                    path: path.display().to_string(),
+                    links: meta.nlink(),
+                });
+            }
             Ok(meta) => {
                 let file = temp.as_file();
                 let (uid, gid) = (meta.uid(), meta.gid());
@@ -199,6 +234,7 @@ impl WriteSet {
             target,
             shown: path.to_path_buf(),
             original: original.map(<[u8]>::to_vec),
+            contents: contents.to_vec(),
         });
         Ok(())
     }
@@ -211,29 +247,40 @@ impl WriteSet {
         self,
         interrupted: &dyn Fn() -> Option<&'static str>,
     ) -> Result<usize, WriteError> {
+        // Another run's commit finishes before this one's checks begin (see `lock`).
+        let _lock = lock::acquire();
         // What each target is now (content compared with what was read; identity kept), checked
-        // again by identity right before its own rename, the narrowest window the OS leaves.
+        // again by identity right before its own rename, the narrowest window the OS leaves. A
+        // target that already holds what this run would write (another run patched it the
+        // same way) is left as it is: done, not changed under us.
         let mut seen = Vec::with_capacity(self.staged.len());
-        for staged in &self.staged {
-            seen.push(match &staged.original {
-                Some(original) => {
-                    let now = fs::read(&staged.target).map_err(|e| io(&staged.shown, e))?;
-                    if &now != original {
-                        return Err(WriteError::Changed {
-                            path: staged.shown.display().to_string(),
-                        });
-                    }
-                    identity(&staged.target)
-                }
-                None => None,
-            });
+        let mut staged = Vec::with_capacity(self.staged.len());
+        for s in self.staged {
+            let Some(original) = &s.original else {
+                seen.push(None);
+                staged.push(s);
+                continue;
+            };
+            let now = fs::read(&s.target).map_err(|e| io(&s.shown, e))?;
+            if now == s.contents {
+                continue;
+            }
+            if &now != original {
+                return Err(WriteError::Changed {
+                    path: s.shown.display().to_string(),
+                });
+            }
+            seen.push(identity(&s.target));
+            staged.push(s);
         }
         if let Some(signal) = interrupted() {
             return Err(WriteError::Interrupted { signal });
         }
-        let count = self.staged.len();
-        let mut done: Vec<(PathBuf, Option<Vec<u8>>)> = Vec::new();
-        for (staged, seen) in self.staged.into_iter().zip(seen) {
+        let count = staged.len();
+        // Each replaced target, what it held, and the identity of the file this run put there.
+        let mut done: Vec<(PathBuf, Option<Vec<u8>>, Option<(u64, u64, u64, i64, i64)>)> =
+            Vec::new();
+        for (staged, seen) in staged.into_iter().zip(seen) {
             let moved = seen.is_some() && identity(&staged.target) != seen;
             let renamed = if moved {
                 Err(std::io::Error::other(
@@ -244,13 +291,16 @@ impl WriteSet {
             };
             if let Err(e) = renamed {
                 // Put back what was replaced, so the tree is as it was (best effort: the
-                // originals are in memory, and each goes back by the same stage-and-rename).
+                // originals are in memory, and each goes back by the same stage-and-rename) —
+                // only where the file is still the one this run wrote: another writer's
+                // version is never overwritten with the original.
                 let restored = done
                     .iter()
-                    .filter(|(target, original)| {
-                        original
-                            .as_ref()
-                            .is_some_and(|o| write_one(target, None, o).is_ok())
+                    .filter(|(target, original, ours)| {
+                        identity(target) == *ours
+                            && original
+                                .as_ref()
+                                .is_some_and(|o| write_one(target, None, o).is_ok())
                     })
                     .count();
                 return Err(WriteError::RolledBack {
@@ -259,7 +309,8 @@ impl WriteSet {
                     source: e,
                 });
             }
-            done.push((staged.target, staged.original));
+            let ours = identity(&staged.target);
+            done.push((staged.target, staged.original, ours));
         }
         Ok(count)
     }
@@ -396,6 +447,47 @@ mod tests {
             fs::read_to_string(&b).unwrap(),
             "y = 1  # someone else's edit\n"
         );
+        assert!(temps(dir.path()).is_empty());
+    }
+
+    #[test]
+    fn a_file_another_run_already_patched_the_same_way_is_done_not_changed() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b) = (dir.path().join("a.py"), dir.path().join("b.py"));
+        fs::write(&a, "x = 1\n").unwrap();
+        fs::write(&b, "y = 1\n").unwrap();
+        // Two runs read the same tree; the first commits, then the second.
+        let mut first = WriteSet::new();
+        let mut second = WriteSet::new();
+        for set in [&mut first, &mut second] {
+            set.stage(&a, Some(b"x = 1\n"), "x = 2\n").unwrap();
+            set.stage(&b, Some(b"y = 1\n"), "y = 2\n").unwrap();
+        }
+        assert_eq!(first.commit(&|| None).unwrap(), 2);
+        assert_eq!(second.commit(&|| None).unwrap(), 0, "nothing left to write");
+        assert_eq!(fs::read_to_string(&a).unwrap(), "x = 2\n");
+        assert_eq!(fs::read_to_string(&b).unwrap(), "y = 2\n");
+        assert!(temps(dir.path()).is_empty());
+    }
+
+    #[test]
+    fn a_hard_linked_target_is_refused_unless_detaching() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, link) = (dir.path().join("a.py"), dir.path().join("link.py"));
+        fs::write(&a, "x = 1\n").unwrap();
+        fs::hard_link(&a, &link).unwrap();
+        let err = WriteSet::new()
+            .stage(&a, Some(b"x = 1\n"), "x = 2\n")
+            .unwrap_err();
+        assert!(
+            matches!(err, WriteError::HardLinks { links: 2, .. }),
+            "{err}"
+        );
+        let mut set = WriteSet::new().detaching_links();
+        set.stage(&a, Some(b"x = 1\n"), "x = 2\n").unwrap();
+        set.commit(&|| None).unwrap();
+        assert_eq!(fs::read_to_string(&a).unwrap(), "x = 2\n");
+        assert_eq!(fs::read_to_string(&link).unwrap(), "x = 1\n");
         assert!(temps(dir.path()).is_empty());
     }
 

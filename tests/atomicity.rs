@@ -234,3 +234,76 @@ fn an_immutable_file_in_a_tree_stops_every_write() {
         assert_eq!(text, "f(1)\n", "{d}/m.py was written");
     }
 }
+
+/// Two `--write` runs on one tree at once: every file ends patched, and each run's exit says
+/// what it did (one may find its files already patched by the other: that is done, not lost).
+#[test]
+fn two_runs_writing_one_tree_at_once_leave_every_file_patched() {
+    let files = 600;
+    for round in 0..3 {
+        let dir = tempfile::tempdir().unwrap();
+        tree(dir.path(), files);
+        let run = || {
+            regraft_command(&["apply", "-r", "r.yaml", "--write", "src"], dir.path())
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        };
+        let (a, b) = (run(), run());
+        let outputs = [a.wait_with_output().unwrap(), b.wait_with_output().unwrap()];
+        for out in &outputs {
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert!(
+                out.status.success() || stderr.contains("changed"),
+                "round {round}: {stderr}"
+            );
+        }
+        assert!(outputs.iter().any(|o| o.status.success()), "round {round}");
+        for i in 0..files {
+            let text = fs::read_to_string(dir.path().join(format!("src/m{i}.py"))).unwrap();
+            assert!(
+                !text.contains("output_attentions"),
+                "round {round}: src/m{i}.py left unpatched"
+            );
+        }
+    }
+}
+
+/// A file with other names is never silently detached from them: refused, saying so, unless
+/// `--detach-links` asks for a file of its own (the other names keep the old text).
+#[test]
+fn a_hard_linked_target_is_refused_unless_asked_to_detach() {
+    let dir = tempfile::tempdir().unwrap();
+    tree(dir.path(), 2);
+    fs::hard_link(
+        dir.path().join("src/m0.py"),
+        dir.path().join("other-name.py"),
+    )
+    .unwrap();
+    let out = regraft_command(&["apply", "-r", "r.yaml", "--write", "src"], dir.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("has 2 hard links"), "{stderr}");
+    assert!(stderr.contains("--detach-links"), "{stderr}");
+    for name in ["src/m0.py", "src/m1.py", "other-name.py"] {
+        let text = fs::read_to_string(dir.path().join(name)).unwrap();
+        assert!(text.contains("output_attentions"), "{name} was written");
+    }
+    let out = regraft_command(
+        &["apply", "-r", "r.yaml", "--write", "--detach-links", "src"],
+        dir.path(),
+    )
+    .output()
+    .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let patched = fs::read_to_string(dir.path().join("src/m0.py")).unwrap();
+    let other = fs::read_to_string(dir.path().join("other-name.py")).unwrap();
+    assert!(!patched.contains("output_attentions") && other.contains("output_attentions"));
+}

@@ -40,6 +40,10 @@ pub(super) struct ApplyArgs {
     /// and each site a rule changes or would change).
     #[arg(long, value_enum, default_value_t = Format::Human)]
     format: Format,
+    /// With `--write`: replace a target that has hard links, its other names keeping the old
+    /// file (refused otherwise).
+    #[arg(long, requires = "write")]
+    detach_links: bool,
     /// End each patched file with one comment line naming the rules and versions applied.
     #[arg(long)]
     stamp: bool,
@@ -463,7 +467,7 @@ fn report_summaries(outcomes: &[Outcome], colors: Colors, written: bool) {
 /// Writes every changed file, or none: all staged beside their targets first, then renamed.
 /// SIGINT and SIGTERM are caught for the write phase: before the renames they cancel it (the
 /// temporary files go, nothing is written); once renames begin, they all finish first.
-fn write_all(changed: &[(&Outcome, &Patched)]) -> Result<(), Error> {
+fn write_all(changed: &[(&Outcome, &Patched)], detach_links: bool) -> Result<(), Error> {
     // The bytes as read, and the new text in each file's declared encoding (PEP 263): every
     // file encodes, or nothing is written.
     let encoded = changed
@@ -492,6 +496,9 @@ fn write_all(changed: &[(&Outcome, &Patched)]) -> Result<(), Error> {
     };
     let result = (|| {
         let mut set = WriteSet::new();
+        if detach_links {
+            set = set.detaching_links();
+        }
         for (path, original, output) in &encoded {
             if let Some(signal) = signal() {
                 return Err(WriteError::Interrupted { signal });
@@ -544,7 +551,7 @@ fn emit(
                 let _ = stdout.write_all(p.output.as_bytes());
             }
         } else {
-            write_all(&changed)?;
+            write_all(&changed, args.detach_links)?;
         }
     } else if args.check || args.verify {
         if args.format == Format::Human && args.verify {
