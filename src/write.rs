@@ -278,8 +278,7 @@ impl WriteSet {
         }
         let count = staged.len();
         // Each replaced target, what it held, and the identity of the file this run put there.
-        let mut done: Vec<(PathBuf, Option<Vec<u8>>, Option<(u64, u64, u64, i64, i64)>)> =
-            Vec::new();
+        let mut done: Vec<(PathBuf, Option<Vec<u8>>, Option<Identity>)> = Vec::new();
         for (staged, seen) in staged.into_iter().zip(seen) {
             let moved = seen.is_some() && identity(&staged.target) != seen;
             let renamed = if moved {
@@ -316,9 +315,12 @@ impl WriteSet {
     }
 }
 
+/// A file's device, inode, size and modification time (seconds, nanoseconds).
+type Identity = (u64, u64, u64, i64, i64);
+
 /// A file's identity for the last check before its rename: device, inode, size and
 /// modification time in nanoseconds.
-fn identity(path: &Path) -> Option<(u64, u64, u64, i64, i64)> {
+fn identity(path: &Path) -> Option<Identity> {
     let m = fs::metadata(path).ok()?;
     Some((m.dev(), m.ino(), m.len(), m.mtime(), m.mtime_nsec()))
 }
