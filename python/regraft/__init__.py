@@ -268,7 +268,7 @@ class Rules:
         unit: Optional[str] = None,
         *,
         _compiled: bool = False,
-        _written: Optional[list] = None,
+        _facts: Optional[dict] = None,
     ) -> str:
         """Returns ``source`` patched by every active rule.
 
@@ -289,9 +289,10 @@ class Rules:
 
         ``_compiled`` (the import hook's): the caller compiles the result itself, so the check
         that CPython compiles the whole output is left to it; it must ask again without this
-        where ``compile()`` refuses the result, for the precise refusal. ``_written`` (the
-        import hook's, for liveness): a list that receives where each rule's edits wrote in
-        the result — ``(rule id, start, end)`` as ``str`` indices.
+        where ``compile()`` refuses the result, for the precise refusal. ``_facts`` (the
+        import hook's): a dict that receives, under ``written``, where each rule's edits wrote
+        in the result — ``(rule id, start, end)`` as ``str`` indices — and under ``report`` the
+        :class:`CheckReport` of the run.
         """
         if on_error not in ("raise", "warn"):
             raise ValueError(f"on_error must be 'raise' or 'warn', not {on_error!r}")
@@ -299,10 +300,10 @@ class Rules:
         dropped: List[str] = []
         while rules is not None:
             try:
-                output, _, written = rules._apply_reporting(source, filename, versions, phase,
-                                                            context, module, unit, _compiled)
-                if _written is not None:
-                    _written[:] = written
+                output, report, written = rules._apply_reporting(source, filename, versions, phase,
+                                                                 context, module, unit, _compiled)
+                if _facts is not None:
+                    _facts.update(written=written, report=report)
                 return output
             except RegraftError as error:
                 if on_error == "raise":

@@ -66,7 +66,7 @@ def _install_from_environment() -> None:
         sources = read_snapshot(settings["snapshot"], settings["sha256"])
         rules = Rules(NativeRules.parse_many(sources), settings["fingerprint"])
         install(rules, settings["packages"], phase=settings["phase"], versions=settings["versions"],
-                cache=settings["cache"], on_error=settings["on_error"])
+                cache=settings["cache"], on_error=settings["on_error"], live=settings.get("live"))
     except Exception as error:  # a child must start even if its patches cannot be restored
         warnings.warn(f"regraft: {VARIABLE} is set but the import hook could not be installed "
                       f"in this process: {error}", RuntimeWarning)

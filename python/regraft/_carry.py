@@ -16,7 +16,8 @@ VARIABLE = "REGRAFT_BOOTSTRAP"
 
 
 def export(rules: Any, packages: Sequence[str], phase: Optional[str],
-           versions: Optional[Mapping[str, str]], cache: Optional[str], on_error: str) -> None:
+           versions: Optional[Mapping[str, str]], cache: Optional[str], on_error: str,
+           live: Optional[bool] = None) -> None:
     """Writes the rules' snapshot and puts it, with the settings, where children inherit it."""
     payload = json.dumps(rules._native.sources()).encode()
     folder = tempfile.mkdtemp(prefix="regraft-children-")
@@ -29,7 +30,7 @@ def export(rules: Any, packages: Sequence[str], phase: Optional[str],
         "snapshot": path, "sha256": hashlib.sha256(payload).hexdigest(),
         "fingerprint": rules.fingerprint, "packages": list(packages), "phase": phase,
         "versions": dict(versions) if versions is not None else None,
-        "cache": cache, "on_error": on_error,
+        "cache": cache, "on_error": on_error, "live": live,
     })
 
 

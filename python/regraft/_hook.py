@@ -16,7 +16,7 @@ import types
 import warnings
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from . import _cache, _sources
+from . import _cache, _sources, _written
 from ._native import RegraftError
 
 
@@ -30,8 +30,6 @@ class _Loader(importlib.machinery.SourceFileLoader):
         self._patched: Optional[str] = None
         self._facts: List[Dict[str, Any]] = []
         """What each pack that changed the module says of its text (see ``patched_source``)."""
-        self._table: Any = None
-        """The liveness probes of the module's code (a ``_live.Table``), where it has any."""
         self._name = ""
         """The file name the patched code was compiled under."""
 
@@ -67,7 +65,10 @@ class _Loader(importlib.machinery.SourceFileLoader):
             before = patched
             patched, facts = hook.patched_source(fullname, path, patched, compiled)
             if patched != before:
-                self._facts.append(facts)
+                if self._facts:
+                    # What earlier packs wrote has moved with this pack's edits.
+                    _written.moved(self._facts, before, patched)
+                self._facts.append(dict(facts))
                 if fullname not in hook.modules:
                     hook.modules.append(fullname)
         return patched
@@ -92,30 +93,44 @@ class _Loader(importlib.machinery.SourceFileLoader):
             for rule, keys in facts.get("units", {}).items():
                 units.setdefault(rule, []).extend(keys)
         if not units:
-            self._table = None
             return self._hooks[-1].code_of(patched, name)
-        # Liveness: probes go into the tree, never into the text (which tracebacks show);
-        # compiled on every start, as this is a mode for test and smoke runs.
+        return self._live_code(fullname, path, patched, name, units)
+
+    def _live_code(self, fullname: str, path: str, patched: str, name: str,
+                   units: Dict[str, List[Any]]) -> types.CodeType:
+        """The patched code with a liveness probe in each function a rule wrote in: put into
+        the tree, never into the text (which tracebacks show), compiled on every start (a mode
+        for test and smoke runs: probes are objects, not bytecode to cache)."""
         import ast
 
         from . import _live
 
         tree = ast.parse(patched, name)
-        self._table = _live.instrument(tree, patched, units, fullname, path)
-        return compile(tree, name, "exec", dont_inherit=True)
+        table, holders = _live.instrument(tree, patched, units, fullname, path)
+        try:
+            code = compile(tree, name, "exec", dont_inherit=True)
+        except RecursionError:
+            # CPython before 3.12 compiles a tree recursively in Python's own limit: a long
+            # expression it compiles from text it cannot from a tree.
+            warnings.warn(f"regraft: {fullname} is too deeply nested for liveness probes "
+                          f"(CPython {sys.version_info[0]}.{sys.version_info[1]} cannot compile "
+                          "its tree): its patched functions are not tracked", RuntimeWarning,
+                          stacklevel=2)
+            return self._hooks[-1].code_of(patched, name)
+        table.loader = self
+        table.register()
+        return _live.bind(code, holders)
 
     def exec_module(self, module: types.ModuleType) -> None:
-        """Runs the module's code (its probes' flags put in its globals first); patched code
-        that fails to run is an error naming the rules that wrote it, never stock code."""
+        """Runs the module's code; patched code that fails to run is an error naming the rules
+        that wrote it, never stock code."""
         code = self.get_code(module.__name__)
-        if self._table is not None:
-            self._table.bind(module.__dict__)
         try:
             exec(code, module.__dict__)
         except BaseException as error:
-            if self._patched is None or isinstance(error, (KeyboardInterrupt, SystemExit)):
+            if self._patched is None:
                 raise
-            failure = _import_failure(module.__name__, self._name, self._facts, error)
+            failure = _written.import_failure(module.__name__, self._name, self._facts, error)
             if failure is None:
                 raise
             raise failure from error
@@ -167,10 +182,12 @@ class Hook(importlib.abc.MetaPathFinder):
 
     def __init__(self, rules: Any, packages: Sequence[str], phase: Optional[str],
                  versions: Optional[Mapping[str, str]], cache: Optional[str], on_error: str,
-                 live: bool = False) -> None:
+                 live: Optional[bool] = False) -> None:
         self.rules = rules
         self.live = live
-        """Whether the functions its rules patch carry liveness probes (see ``_live``)."""
+        """Whether the functions its rules patch carry liveness probes (see ``_live``); ``None``:
+        as ``REGRAFT_LIVE`` says when each module is patched (so ``pytest --regraft-live`` reaches
+        a hook a plugin installed before it could set the variable)."""
         self.packages = tuple(packages)
         self.phase = phase
         self.versions = versions
@@ -184,6 +201,10 @@ class Hook(importlib.abc.MetaPathFinder):
         self._installed: Optional[Mapping[str, str]] = None
         self.modules: List[str] = []
         """The modules this hook patched as they were imported, in that order."""
+
+    def live_now(self) -> bool:
+        """Whether a module patched now gets liveness probes."""
+        return self.live if self.live is not None else live_from_environment()
 
     @property
     def installed(self) -> bool:
@@ -248,13 +269,14 @@ class Hook(importlib.abc.MetaPathFinder):
         this where CPython refuses it — that second asking reads no cache entry (it may be the
         refused text) and replaces it."""
         versions = self._versions()
+        live = self.live_now()
         key = None
         if self._cache is not None:
             from . import __version__
 
             key = self._cache.key([source, path, fullname, self.rules.fingerprint,
                                    repr(sorted(versions.items())), self.phase or "",
-                                   self.on_error, __version__, "live" if self.live else ""])
+                                   self.on_error, __version__, "live" if live else ""])
             found = self._cache.read(key) if compiled else None
             if found is not None:
                 self.hits += 1
@@ -264,23 +286,17 @@ class Hook(importlib.abc.MetaPathFinder):
                     warnings.warn(message, RuntimeWarning, stacklevel=2)
                 return text, dict(facts, entry=self._cache.entry(key))
         self.misses += 1
-        written: List[Tuple[str, int, int]] = []
+        run: Dict[str, Any] = {}
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             patched = self.rules.apply(source, filename=path, versions=versions, phase=self.phase,
                                        on_error=self.on_error, module=fullname,
-                                       _compiled=compiled, _written=written)
+                                       _compiled=compiled, _facts=run)
         drift = [str(w.message) for w in caught if issubclass(w.category, RuntimeWarning)]
         for w in caught:
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-        facts: Dict[str, Any] = {"lines": _lines_by_rule(patched, written)} if written else {}
-        if self.live and written:
-            from . import _live
-
-            try:
-                facts["units"] = _live.units(patched, written)
-            except SyntaxError:
-                pass  # compiling it says so, with CPython's own words
+        facts = _written.facts(source, patched, run.get("written", []), run.get("report"),
+                               live) if patched != source else {}
         if key is not None:
             self._cache.write(key, patched, drift, facts)
             facts = dict(facts, entry=self._cache.entry(key))
@@ -304,43 +320,6 @@ class Hook(importlib.abc.MetaPathFinder):
         code = compile(patched, path, "exec", dont_inherit=True)
         self._cache.write_code(key, marshal.dumps(code))
         return code
-
-
-def _lines_by_rule(text: str, written: Sequence[Tuple[str, int, int]]) -> Dict[str, List[List[int]]]:
-    """``written``'s ``str`` ranges of ``text`` as first and last lines (from 1), by rule."""
-    starts = _sources.line_starts(text)
-    found: Dict[str, List[List[int]]] = {}
-    for rule, start, end in written:
-        first = bisect.bisect_right(starts, start)
-        found.setdefault(rule, []).append([first, max(first, bisect.bisect_right(starts, end - 1))])
-    return found
-
-
-def _import_failure(module: str, name: str, facts: Sequence[Mapping[str, Any]],
-                    error: BaseException) -> Optional[BaseException]:
-    """The error to raise for patched code of ``module`` (compiled as ``name``) that failed as
-    it ran, naming the rules and the cache entry; ``None`` where the failure is the module's
-    own: an ``ImportError`` (an optional dependency missing) raised on a line no rule wrote."""
-    line = 0
-    tb = error.__traceback__
-    while tb is not None:
-        if tb.tb_frame.f_code.co_filename == name:
-            line = tb.tb_lineno
-        tb = tb.tb_next
-    wrote = [rule for f in facts for rule, spans in f.get("lines", {}).items()
-             if any(a <= line <= b for a, b in spans)]
-    if not wrote and isinstance(error, ImportError):
-        return None
-    rules = ", ".join(f"`{r}`" for r in dict.fromkeys(
-        wrote or [rule for f in facts for rule in f.get("lines", {})]))
-    if wrote:
-        where = f", at line {line}, which {'rule' if len(set(wrote)) == 1 else 'rules'} {rules} wrote"
-    else:
-        where = f", at line {line} of the text {rules} patched" if line else f" (patched by {rules})"
-    entries = [f["entry"] for f in facts if f.get("entry")]
-    cached = f"; the patched text is the cache entry {entries[-1]}" if entries else ""
-    return RegraftError(f"regraft: the patched {module} fails to run: "
-                        f"{type(error).__name__}: {error}{where}{cached}")
 
 
 def install(rules: Any, packages: Sequence[str] = ("transformers",), *, phase: Optional[str] = None,
@@ -379,8 +358,6 @@ def install(rules: Any, packages: Sequence[str] = ("transformers",), *, phase: O
     is recorded, and ``regraft.unexercised()`` lists the patched functions never called — a
     rule that applies while upstream no longer runs what it patched."""
     carried = on_error or "warn"
-    if live is None:
-        live = os.environ.get("REGRAFT_LIVE", "") not in ("", "0")
     on_error = on_error or "raise"
     if outside_support not in ("warn", "skip", "error"):
         raise ValueError(f"outside_support must be 'warn', 'skip' or 'error', not {outside_support!r}")
@@ -417,10 +394,32 @@ def install(rules: Any, packages: Sequence[str] = ("transformers",), *, phase: O
     if children:
         from . import _carry
 
-        _carry.export(rules, packages, phase, versions, cache, carried)
+        _carry.export(rules, packages, phase, versions, cache, carried, live)
         hook._exported = True
     sys.meta_path.insert(0, hook)
     return hook
+
+
+_TRUE = ("1", "true", "yes", "on")
+_FALSE = ("", "0", "false", "no", "off")
+
+
+def live_from_environment() -> bool:
+    """``REGRAFT_LIVE``: on for 1/true/yes/on, off for 0/false/no/off or unset (and under
+    ``python -E``, which ignores ``PYTHON*`` and this alike); anything else is off, said once."""
+    if sys.flags.ignore_environment:
+        return False
+    value = os.environ.get("REGRAFT_LIVE", "").strip().lower()
+    if value in _TRUE:
+        return True
+    if value not in _FALSE and value not in _WARNED:
+        _WARNED.append(value)
+        warnings.warn(f"regraft: REGRAFT_LIVE={value!r} is none of 1/true/yes/on or 0/false/no/off: "
+                      "liveness stays off", RuntimeWarning, stacklevel=3)
+    return False
+
+
+_WARNED: List[str] = []
 
 
 def _same_activation(a: Hook, b: Hook) -> bool:
@@ -490,9 +489,11 @@ def uninstall(hook: Hook, *, reload: bool = False) -> List[str]:
                 # The patched text registered for the file would still be what tracebacks
                 # and `inspect.getsource` show.
                 linecache.cache.pop(getattr(module, "__file__", None) or "", None)
+                # Its probes go with the code they were in; another pack still patching the
+                # module gives it new ones as the reload runs.
+                if "regraft._live" in sys.modules:
+                    sys.modules["regraft._live"].forget([name])
                 importlib.reload(module)
                 reloaded.append(name)
-        if "regraft._live" in sys.modules:
-            sys.modules["regraft._live"].forget(reloaded)
         hook.modules.clear()
     return reloaded

@@ -15,6 +15,7 @@ to run makes the regraft run the path's other items share. The entry point is
 ``--regraft`` is given.
 """
 
+import json
 import os
 import warnings
 from pathlib import Path
@@ -122,6 +123,10 @@ class LivePlugin:
 
     NAME = "regraft-live"
 
+    def __init__(self) -> None:
+        self.workers: List[dict] = []
+        """What each pytest-xdist worker reported: its patched functions that ran and not."""
+
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_call(self, item: pytest.Item):
         """Runs a ``regraft_smoke`` test under a liveness watch, then judges what ran."""
@@ -142,17 +147,45 @@ class LivePlugin:
                         pytrace=False)
         return result
 
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        """In a pytest-xdist worker: hands the controller what ran here and what did not."""
+        output = getattr(session.config, "workeroutput", None)
+        if output is not None:
+            from dataclasses import asdict
+
+            from . import _live
+
+            output["regraft_live"] = json.dumps({
+                "never": [asdict(u) for u in _live.unexercised()],
+                "ran": [asdict(u) for u in _live.exercised()],
+            })
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node, error) -> None:
+        """In the pytest-xdist controller: keeps what a worker reported."""
+        data = getattr(node, "workeroutput", {}).get("regraft_live")
+        if data:
+            self.workers.append(json.loads(data))
+
     def pytest_terminal_summary(self, terminalreporter) -> None:
-        """Lists the patched functions that never ran in the session."""
+        """Lists the patched functions that never ran in the session: in no worker, where
+        pytest-xdist ran the tests."""
+        from dataclasses import asdict
+
         from . import _live
 
-        never = _live.unexercised()
+        key = lambda u: (u["module"], u["qualname"], u["line"])  # noqa: E731
+        reports = [{"never": [asdict(u) for u in _live.unexercised()],
+                    "ran": [asdict(u) for u in _live.exercised()]}, *self.workers]
+        ran = {key(u) for r in reports for u in r["ran"]}
+        never = {key(u): u for r in reports for u in r["never"] if key(u) not in ran}
         if not never:
             return
         terminalreporter.section("regraft: patched code that never ran")
-        for u in never:
-            rules = ", ".join(f"`{r}`" for r in u.rules)
-            terminalreporter.write_line(f"{u.module}.{u.qualname} ({u.filename}:{u.line}), patched by {rules}")
+        for u in never.values():
+            rules = ", ".join(f"`{r}`" for r in u["rules"])
+            terminalreporter.write_line(f"{u['module']}.{u['qualname']} ({u['filename']}:{u['line']}), "
+                                        f"patched by {rules}")
 
 
 def _idle_line(rule: str, probes: list) -> str:

@@ -9,6 +9,7 @@ import inspect
 import itertools
 import sys
 import traceback
+import warnings
 
 import pytest
 
@@ -299,6 +300,167 @@ def test_pytest_regraft_live_fails_a_smoke_test_that_ran_none_of_a_rules_patched
     assert "rule `not-a-rule-here` patched nothing this process imported" in out
     assert "patched code that never ran" in out
     assert "smokepkg.mod.unused (" in out.split("patched code that never ran")[1]
+    # Under pytest-xdist the workers report what ran to the controller's summary.
+    spread = pytester.runpytest_subprocess("--regraft-live", "-p", "no:cacheprovider", "-n", "2")
+    spread.assert_outcomes(passed=2, failed=2)
+    assert "smokepkg.mod.unused (" in spread.stdout.str().split("patched code that never ran")[1]
+    assert "smokepkg.mod.used (" not in spread.stdout.str().split("patched code that never ran")[1]
     # Without the option the marker is declared and judges nothing.
     plain = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-W", "error::pytest.PytestUnknownMarkWarning")
     plain.assert_outcomes(passed=4)
+
+
+# -- what an attack found (each once failed) ------------------------------------------------
+
+
+@pytest.mark.filterwarnings("ignore:.*found in sys.modules:RuntimeWarning")
+def test_code_run_outside_its_module_still_runs_and_records(package):
+    import runpy
+    import types
+
+    module = package("def f(x):\n    return old(x)\n\nRESULT = f(1)\n")
+    ran = runpy.run_module(module.__name__, run_name="__main__")
+    assert ran["RESULT"] == 101
+    # A function rebuilt with other globals: the probe needs none of them.
+    g = types.FunctionType(module.f.__code__, {"old": abs, "new": abs})
+    assert g(-3) == 3
+
+
+def test_nested_watches_each_collect_and_close_by_identity(package):
+    module = package("def f(x):\n    return old(x)\n")
+    with _live.watch() as outer:
+        with _live.watch() as inner:
+            pass
+        module.f(1)
+    assert [p.qualname for p in outer.fired] == ["f"] and inner.fired == []
+    assert not _live._WATCHES
+
+
+def _two_packs(package, body, first, second, **options):
+    module = package(body, rules=first, **options)
+    name = module.__name__.rsplit(".", 1)[0]
+    del sys.modules[module.__name__]
+    hook = regraft.install(regraft.Rules.parse(second), [name], versions={},
+                           live=options.get("live", True))
+    try:
+        return importlib.import_module(module.__name__), hook
+    except BaseException:
+        regraft.uninstall(hook)
+        raise
+
+
+SHIFT = ("id: add-import\nmatch: 'import os'\nwhen: {lacks: 'import sys'}\n"
+         "action: {replace: \"import os\\nimport sys\"}\n")
+
+
+def test_a_later_pack_that_moves_lines_keeps_earlier_probes_in_place(package):
+    module, hook = _two_packs(package, "import os\n\n\ndef f(x):\n    return old(x)\n\n\n"
+                              "g = lambda: 0; h = lambda: old(2)\n", RENAME, SHIFT)
+    try:
+        assert module.f(1) == 101 and module.h() == 102
+        assert _idle(module) == []
+    finally:
+        regraft.uninstall(hook)
+
+
+def test_a_later_pack_does_not_make_an_optional_import_a_rules_fault(package):
+    with pytest.raises(ModuleNotFoundError):
+        _two_packs(package, "import os\nimport no_such_optional_dep\nX = old(1)\n", RENAME, SHIFT,
+                   live=False)
+
+
+def test_reloading_without_one_pack_keeps_the_other_packs_probes(package):
+    second = "id: two\nmatch: old2($X)\naction: {replace: new($X)}\n"
+    module, hook = _two_packs(package, "def f(x):\n    return old(x)\n\n\ndef g(x):\n    return old2(x)\n\n\n"
+                              "def old2(x):\n    return x\n", RENAME, second)
+    try:
+        first = next(h for h in sys.meta_path if isinstance(h, regraft.runtime.Hook)
+                     and h is not hook and module.__name__ in h.modules)
+        regraft.uninstall(first, reload=True)
+        assert _idle(module) == ["g"]
+    finally:
+        regraft.uninstall(hook)
+
+
+def test_an_import_error_a_rule_wrote_inside_a_multiline_statement_names_the_rule(package):
+    if sys.version_info < (3, 11):
+        pytest.skip("the whole span of a failing instruction is known from CPython 3.11")
+    rules = ("id: moved\nmatch: 'importlib.import_module($$$A)'\n"
+             "action: {replace: {of: $$$A, by: '\"no_such_dep_renamed\"'}}\n")
+    with pytest.raises(regraft.RegraftError, match="which rule `moved` wrote"):
+        package("import importlib\nm = importlib.import_module(\n    \"json\",\n)\n", rules=rules)
+
+
+def test_deletions_belong_to_where_the_deleted_code_stood(package):
+    drop_def = "id: drop\nmatch: 'def gone($$$P): $$$B'\naction: {delete: true}\n"
+    module = package("def gone():\n    return 1\ndef g():\n    return 2\n", rules=drop_def)
+    assert _idle(module) == [], "deleting a module-level def runs at import"
+    drop_call = "id: drop2\nmatch: 'gone()'\naction: {delete: true}\n"
+    module = package("def gone():\n    pass\n\n\ndef f():\n    x = 1\n    gone()\n\n\ndef h():\n    return 0\n",
+                     rules=drop_call)
+    assert _idle(module) == ["f"], "the last statement of f was deleted: f is what changed"
+
+
+def test_a_too_deep_module_still_imports_on_every_cpython(package):
+    body = "def f():\n    return old(1)\n\n\nX = " + " + ".join(["1"] * 1000) + "\n"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        module = package(body)
+    assert module.f() == 101 and module.X == 1000
+
+
+def test_a_hook_installed_before_the_variable_is_set_reads_it_when_it_patches(package, monkeypatch):
+    monkeypatch.delenv("REGRAFT_LIVE", raising=False)
+    made = []
+
+    def make_later(body):
+        module = package(body, live=None)
+        made.append(module)
+        return module
+
+    # Installed first, imported after REGRAFT_LIVE is set (as pytest --regraft-live does).
+    monkeypatch.setenv("REGRAFT_LIVE", "1")
+    module = make_later("def f(x):\n    return old(x)\n")
+    assert _idle(module) == ["f"]
+
+
+@pytest.mark.parametrize("value, on", [("1", True), ("true", True), ("ON", True), ("0", False),
+                                       ("false", False), ("off", False), ("", False)])
+def test_the_variable_reads_as_people_write_it(value, on, monkeypatch):
+    from regraft._hook import live_from_environment
+
+    monkeypatch.setenv("REGRAFT_LIVE", value)
+    assert live_from_environment() is on
+
+
+def test_what_is_no_error_passes_through(package):
+    import _pytest.outcomes
+
+    body = "import pytest\n\n\ndef f():\n    return old(1)\n\n\npytest.importorskip('no_such_optional_dep_q')\n"
+    with pytest.raises(_pytest.outcomes.Skipped):
+        package(body, live=False)
+
+
+def test_a_module_run_stock_again_leaves_the_list(package):
+    module = package("def f(x):\n    return old(x)\n")
+    assert _idle(module) == ["f"]
+    for hook in [h for h in sys.meta_path if isinstance(h, regraft.runtime.Hook)]:
+        if module.__name__ in hook.modules:
+            regraft.uninstall(hook)
+    importlib.reload(module)
+    assert module.f(1) == 1 and _idle(module) == []
+
+
+def test_code_that_runs_where_a_function_is_defined_is_not_the_functions(package):
+    module = package("def f(k=old(1)):\n    return k\n\n\ndef deco(fn):\n    return fn\n\n\n"
+                     "@deco\ndef g(x: old(2) = 3):\n    return x\n")
+    assert module.f.__defaults__ == (101,)
+    assert _idle(module) == [], "defaults and annotations ran at import"
+
+
+def test_qualnames_are_cpythons(package):
+    module = package("def outer():\n    global inner\n    def inner():\n        return old(1)\n    return inner\n\n\n"
+                     "def gen():\n    return list((lambda: old(i))() for i in range(1))\n")
+    module.outer()
+    names = {u.qualname for u in regraft.unexercised() if u.module == module.__name__}
+    assert names == {module.inner.__qualname__, "gen.<locals>.<genexpr>.<lambda>"}, names
