@@ -335,7 +335,8 @@ fn coding_cookies_are_honoured_reading_and_writing() {
 }
 
 /// One file named three ways (itself, a hard link, a symlink) is patched once, with a note,
-/// not refused as "changed on disk" by its own second write.
+/// not refused as "changed on disk" by its own second write; while it has a second name, the
+/// write is refused (a new file would leave `hard.py` the old text) unless asked to detach.
 #[cfg(unix)]
 #[test]
 fn one_file_reached_through_links_is_patched_once() {
@@ -356,6 +357,24 @@ fn one_file_reached_through_links_is_patched_once() {
             "-r",
             "r.yaml",
             "--write",
+            "a.py",
+            "hard.py",
+            "soft.py",
+        ],
+        root,
+    );
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("a.py has 2 hard links"), "{stderr}");
+    assert_eq!(fs::read_to_string(root.join("a.py")).unwrap(), "f(1)\n");
+    let out = regraft(
+        &[
+            "apply",
+            "--no-config",
+            "-r",
+            "r.yaml",
+            "--write",
+            "--detach-links",
             "a.py",
             "hard.py",
             "soft.py",
