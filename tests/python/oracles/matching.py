@@ -15,10 +15,12 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 from typing import Dict, List, Optional, Set, Tuple
 
 from . import Case, Chooser, compiles
-from .reference import NotModeled, T, Tree, find, pattern_tree, walk
+from .reference import (NotModeled, Rule, T, Tree, definitions, find_bound, find_rule,
+                        pattern_tree, walk, within)
 
 ATOMS = ["a", "b", "c", "self.w", "x", "1", "2", "0x1F", "1.5", "'q'", '"q"', "None", "True",
          "a.b", "g(a)"]
@@ -327,32 +329,107 @@ def draw(choose: Chooser, tree: Tree) -> Optional[str]:
     return text.decode().replace("\r\n", "\n")
 
 
+GUARD_VARIABLE = re.compile(r"\$(\$\$)?([A-Z_][A-Z0-9_]*)")
+
+
+def _own_variables(pattern: str) -> str:
+    """``pattern`` with its metavariables renamed apart: a guard shares none with the match."""
+    return GUARD_VARIABLE.sub(lambda m: "$" + (m.group(1) or "") + (
+        "_" if m.group(2) == "_" else "G" + m.group(2)), pattern)
+
+
+def draw_rule(choose: Chooser, tree: Tree) -> Optional[Rule]:
+    """A rule around a pattern drawn from ``tree``: sometimes scoped to a class and a function
+    holding one of its matches (or to any definition's name), guarded by patterns drawn from
+    the tree too, conditioned by a regex on what a metavariable bound at one of its matches."""
+    pattern = draw(choose, tree)
+    if pattern is None:
+        return None
+    rule = Rule(pattern)
+    try:
+        matches = find_bound(tree, pattern)
+    except (SyntaxError, NotModeled):
+        return rule
+    defs = definitions(tree)
+    if defs and choose.coin(0.35):
+        if matches and choose.coin(0.8):
+            span, _ = choose.pick(matches)
+            holding = [d for d in defs if within(span, d[2])]
+        else:
+            holding = [choose.pick(defs)]
+        functions = [d for d in holding if d[0] == "function"]
+        classes = [d for d in holding if d[0] == "class"]
+        if classes and choose.coin(0.5):
+            cls = choose.pick(classes)
+            rule.inside_class = cls[1]
+            functions = [f for f in functions if within(f[2], cls[2])]
+        if functions and (rule.inside_class is None or choose.coin(0.5)):
+            rule.inside_function = choose.pick(functions)[1]
+    for guard in ("not_inside", "unless"):
+        if choose.coin(0.2):
+            drawn = draw(choose, tree)
+            if drawn is not None:
+                setattr(rule, guard, _own_variables(drawn))
+    named = [(name, value[0]) for _, b in matches[:1] for name, value in b.items()
+             if len(value) == 1 and value[0]]
+    if named and choose.coin(0.3):
+        name, text = choose.pick(named)
+        words = re.findall(r"[A-Za-z0-9_.]+", text)
+        if words:
+            word = choose.pick(words)
+            i = choose.count(0, len(word) - 1)
+            piece = re.escape(word[i:i + choose.count(1, 4)]).replace("\\_", "_")
+            (rule.not_regex if choose.coin(0.3) else rule.regex)[name] = piece
+    return rule
+
+
+def rule_yaml(i: int, rule: Rule) -> str:
+    """The rule as regraft reads it."""
+    lines = [f"- id: p{i}", f"  match: {json.dumps(rule.pattern)}"]
+    inside = {k: v for k, v in (("class", rule.inside_class), ("function", rule.inside_function))
+              if v is not None}
+    if inside:
+        lines.append(f"  inside: {json.dumps(inside)}")
+    for key in ("not_inside", "unless"):
+        if getattr(rule, key) is not None:
+            lines.append(f"  {key}: {json.dumps(getattr(rule, key))}")
+    where = {f"${n}": {"regex": r} for n, r in rule.regex.items()}
+    where.update({f"${n}": {"not_regex": r} for n, r in rule.not_regex.items()})
+    if where:
+        lines.append(f"  where: {json.dumps(where)}")
+    return "\n".join(lines) + "\n"
+
+
 def case(choose: Chooser) -> Case:
     source = module(choose)
     tree = Tree(source)
     from regraft import RegraftError, _native
 
-    patterns, refused = [], []
+    rules, refused = [], []
     for _ in range(6):
-        pattern = draw(choose, tree)
-        if pattern is None:
+        rule = draw_rule(choose, tree)
+        if rule is None:
             continue
         try:
-            pattern_tree(pattern)
+            for pattern in (rule.pattern, rule.not_inside, rule.unless):
+                if pattern is not None:
+                    pattern_tree(pattern)
         except (SyntaxError, NotModeled):
             continue
         try:
-            _native.NativeRules.parse(f"id: p\nmatch: {json.dumps(pattern)}\n", "yaml", "p.yaml")
+            _native.NativeRules.parse(rule_yaml(0, rule).lstrip("- ").replace("\n  ", "\n"),
+                                      "yaml", "p.yaml")
         except RegraftError as error:
-            refused.append((pattern, str(error)))
+            refused.append((rule.pattern, str(error)))
             continue
-        patterns.append(pattern)
-    rules = "".join(f"- id: p{i}\n  match: {json.dumps(p)}\n" for i, p in enumerate(patterns))
-    return Case(source, rules or "[]\n", facts={"patterns": patterns, "refused": refused})
+        rules.append(rule)
+    text = "".join(rule_yaml(i, r) for i, r in enumerate(rules))
+    return Case(source, text or "[]\n", facts={"rules": rules, "refused": refused})
 
 
-def regraft_matches(case: Case, whole: bool) -> Dict[str, Set[Tuple[int, int]]]:
-    """Each rule's match ranges as regraft's ``check`` reports them."""
+def regraft_matches(case: Case, whole: bool) -> Dict[str, Set[Tuple[int, int, bool]]]:
+    """Each rule's matches as regraft's ``check`` reports them: range, and whether a guard
+    left the match alone."""
     from regraft import _native
 
     native = _native.NativeRules.parse(case.rule, "yaml", "oracle.yaml")
@@ -360,7 +437,8 @@ def regraft_matches(case: Case, whole: bool) -> Dict[str, Set[Tuple[int, int]]]:
                                whole)
     errors = {k: v for k, v in errors.items() if "otherwise than CPython" not in str(v)}
     assert not errors, f"check failed: {errors}"
-    return {r["rule"]: {(m["range"]["start"], m["range"]["end"]) for m in r.get("matches", [])}
+    return {r["rule"]: {(m["range"]["start"], m["range"]["end"], bool(m.get("guarded")))
+                        for m in r.get("matches", [])}
             for r in json.loads(raw)}
 
 
@@ -411,18 +489,26 @@ def misread_regions(tree: Tree):
 
 
 def judge(case: Case) -> Optional[str]:
-    patterns = case.facts["patterns"]
-    if not patterns:
+    rules = case.facts["rules"]
+    if not rules:
         return None
     tree = Tree(case.source)
     misread = misread_regions(tree)
-    kept = lambda spans: {s for s in spans if not misread(s)}  # noqa: E731
-    expected = {f"p{i}": kept(find(tree, p)) for i, p in enumerate(patterns)}
+    kept = lambda found: {m for m in found if not misread(m[:2])}  # noqa: E731
+    expected = {}
+    for i, rule in enumerate(rules):
+        try:
+            expected[f"p{i}"] = kept((s, e, g) for (s, e), g in find_rule(tree, rule))
+        except NotModeled:
+            continue
     paths = {"statement-local path": regraft_matches(case, False),
              "whole parse": regraft_matches(case, True)}
-    show = lambda spans: [tree.text(s) for s in sorted(spans)]  # noqa: E731
-    for i, pattern in enumerate(patterns):
-        want = expected[f"p{i}"]
+    show = lambda found: [(tree.text(m[:2]), "guarded" if m[2] else "matched")  # noqa: E731
+                          for m in sorted(found)]
+    for i, rule in enumerate(rules):
+        want = expected.get(f"p{i}")
+        if want is None:
+            continue
         wrong = []
         for path, found in paths.items():
             got = kept(found.get(f"p{i}", set()))
@@ -430,5 +516,5 @@ def judge(case: Case) -> Optional[str]:
                 wrong.append(f"  {path}: only the reference {show(want - got)}, "
                              f"only regraft {show(got - want)}")
         if wrong:
-            return f"pattern {pattern!r}:\n" + "\n".join(wrong) + f"\n--- source\n{case.source}"
+            return f"rule:\n{rule_yaml(i, rule)}" + "\n".join(wrong) + f"\n--- source\n{case.source}"
     return None

@@ -419,7 +419,8 @@ class Matcher:
 
     def match(self, p: T, t: T, b: Bindings, top: bool = False) -> bool:
         if p.var == "one":
-            if t.kind in ("op", "from", "empty", "/", "*"):
+            # An annotation is no value: `$A = $B` does not match `x: int`.
+            if t.kind in ("op", "from", "empty", "/", "*", "type"):
                 return False
             if len(t.wraps) < len(p.wraps):
                 return False
@@ -523,15 +524,112 @@ def walk(t: T):
         yield from walk(c)
 
 
-def find(target: Tree, pattern: str) -> Set[Span]:
-    """The byte ranges of ``target`` where ``pattern`` matches."""
+def find_bound(target: Tree, pattern: str) -> List[Tuple[Span, Bindings]]:
+    """Each match of ``pattern`` in ``target``: its byte range and what it binds."""
     ptree, root = pattern_tree(pattern)
     if root.var:
         # `($$$X)`: any parenthesized expression, at each of its parentheses.
         depth = len(root.wraps)
         if not depth:
             raise NotModeled("a bare metavariable")
-        return {w for t in walk(target.root) for w in t.wraps[depth - 1:]}
+        return [(w, {}) for t in walk(target.root) for w in t.wraps[depth - 1:]]
     matcher = Matcher(target, ptree)
-    return {t.span for t in walk(target.root)
-            if t.kind == root.kind and matcher.match(root, t, {}, top=True)}
+    found = []
+    for t in walk(target.root):
+        bindings: Bindings = {}
+        if t.kind == root.kind and matcher.match(root, t, bindings, top=True):
+            found.append((t.span, bindings))
+    return found
+
+
+def find(target: Tree, pattern: str) -> Set[Span]:
+    """The byte ranges of ``target`` where ``pattern`` matches."""
+    return {span for span, _ in find_bound(target, pattern)}
+
+
+# --- rules: scopes, guards and conditions ------------------------------------------------------
+
+
+@dataclass
+class Rule:
+    """The rule subset the reference judges: a pattern; ``inside`` a class and a function, by
+    name; ``not_inside`` and ``unless`` guards (patterns sharing no metavariable with the
+    match); ``where`` regexes on what single metavariables bound."""
+
+    pattern: str
+    inside_class: Optional[str] = None
+    inside_function: Optional[str] = None
+    not_inside: Optional[str] = None
+    unless: Optional[str] = None
+    regex: Dict[str, str] = field(default_factory=dict)
+    not_regex: Dict[str, str] = field(default_factory=dict)
+
+
+def definitions(target: Tree) -> List[Tuple[str, str, Span]]:
+    """Every class and function of ``target``: kind, name and span — from its first
+    decorator's ``@`` (a definition's decorators lie inside it, as the README says)."""
+    out = []
+    for node in ast.walk(ast.parse(target.source)):
+        if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            start, end = target.span(node)
+            if node.decorator_list:
+                first = target.span(node.decorator_list[0])[0]
+                i = bisect.bisect_left(target.starts_of_tokens, first) - 1
+                while i >= 0 and target.tokens[i][2] != "@":
+                    i -= 1
+                start = target.tokens[i][0] if i >= 0 else first
+            kind = "class" if isinstance(node, ast.ClassDef) else "function"
+            out.append((kind, node.name, (start, end)))
+    return out
+
+
+def within(inner: Span, outer: Span) -> bool:
+    return outer[0] <= inner[0] and inner[1] <= outer[1]
+
+
+def in_scope(rule: Rule, span: Span, defs: List[Tuple[str, str, Span]]) -> bool:
+    """``inside``: the innermost class of that name holding the match, then a function of
+    that name within it holding the match."""
+    limit: Optional[Span] = None
+    for kind, wanted in (("class", rule.inside_class), ("function", rule.inside_function)):
+        if wanted is None:
+            continue
+        holders = [d for d in defs if d[0] == kind and d[1] == wanted and within(span, d[2])
+                   and (limit is None or within(d[2], limit))]
+        if not holders:
+            return False
+        # The innermost: the one starting last.
+        limit = max(holders, key=lambda d: d[2][0])[2]
+    return True
+
+
+def find_rule(target: Tree, rule: Rule) -> Set[Tuple[Span, bool]]:
+    """Each match of ``rule`` in ``target``: its byte range and whether a guard leaves it
+    alone. A guard whose match has the very span of the rule's (one node inside another of
+    the same extent, which spans cannot tell apart) is not modeled."""
+    defs = definitions(target) if rule.inside_class or rule.inside_function else []
+    outer_spans = find(target, rule.not_inside) if rule.not_inside else set()
+    inner_spans = find(target, rule.unless) if rule.unless else set()
+    out = set()
+    for span, bindings in find_bound(target, rule.pattern):
+        if not conditions_hold(rule, bindings):
+            continue
+        if (rule.inside_class or rule.inside_function) and not in_scope(rule, span, defs):
+            continue
+        if span in outer_spans or span in inner_spans:
+            raise NotModeled("a guard matching the match's own span")
+        guarded = any(within(span, o) for o in outer_spans) or \
+            any(within(i, span) for i in inner_spans)
+        out.add((span, guarded))
+    return out
+
+
+def conditions_hold(rule: Rule, bindings: Bindings) -> bool:
+    for name, regex in list(rule.regex.items()) + list(rule.not_regex.items()):
+        value = bindings.get(name)
+        if value is None or len(value) != 1:
+            raise NotModeled(f"a condition on `{name}`, not one bound node")
+        found = re.search(regex, value[0]) is not None
+        if found != (name in rule.regex):
+            return False
+    return True
