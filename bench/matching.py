@@ -15,7 +15,6 @@ its tokenizer).
 """
 
 import argparse
-import json
 import pathlib
 import signal
 import sys
@@ -26,7 +25,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "tests" / "
 
 from oracles import Case, Seeded  # noqa: E402
 from oracles.matching import draw_rule, misread_regions, regraft_matches, rule_yaml  # noqa: E402
-from oracles.reference import NotModeled, Tree, find_rule, pattern_tree  # noqa: E402
+from oracles.reference import NotModeled, Tree, find_bound, find_rule, pattern_tree  # noqa: E402
 
 
 class _Slow(Exception):
@@ -77,6 +76,9 @@ def main() -> int:
                 for pattern in (rule.pattern, rule.not_inside, rule.unless):
                     if pattern is not None:
                         pattern_tree(pattern)
+                guards = [g for g in (rule.not_inside, rule.unless) if g is not None]
+                if any(misread(span) for g in guards for span, _ in find_bound(tree, g)):
+                    raise NotModeled("a guard on code tree-sitter reads otherwise")
                 want = kept((s, e, g) for (s, e), g in find_rule(tree, rule))
             except (SyntaxError, NotModeled, RecursionError):
                 counts["unmodeled"] += 1

@@ -7,7 +7,6 @@ import importlib
 import importlib.abc
 import importlib.machinery
 import importlib.util
-import bisect
 import linecache
 import marshal
 import os

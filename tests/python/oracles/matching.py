@@ -498,6 +498,11 @@ def judge(case: Case) -> Optional[str]:
     expected = {}
     for i, rule in enumerate(rules):
         try:
+            # A guard found on code tree-sitter reads otherwise than CPython guards there in
+            # one reading only: not compared.
+            guards = [g for g in (rule.not_inside, rule.unless) if g is not None]
+            if any(misread(span) for g in guards for span, _ in find_bound(tree, g)):
+                continue
             expected[f"p{i}"] = kept((s, e, g) for (s, e), g in find_rule(tree, rule))
         except NotModeled:
             continue
