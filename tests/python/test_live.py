@@ -40,9 +40,12 @@ def package(tmp_path, monkeypatch):
         helpers = "def old(x):\n    return x\n\n\ndef new(x):\n    return x + 100\n\n\n"
         text = (helpers + body).replace("\n", newline)
         (folder / "mod.py").write_bytes(text.encode())
+        before_import = options.pop("before_import", None)
         hook = regraft.install(regraft.Rules.parse(rules), [name], versions={},
                                live=options.pop("live", True), **options)
         made.append((hook, name))
+        if before_import is not None:
+            before_import()
         return importlib.import_module(f"{name}.mod")
 
     yield make
@@ -411,16 +414,9 @@ def test_a_too_deep_module_still_imports_on_every_cpython(package):
 
 def test_a_hook_installed_before_the_variable_is_set_reads_it_when_it_patches(package, monkeypatch):
     monkeypatch.delenv("REGRAFT_LIVE", raising=False)
-    made = []
-
-    def make_later(body):
-        module = package(body, live=None)
-        made.append(module)
-        return module
-
     # Installed first, imported after REGRAFT_LIVE is set (as pytest --regraft-live does).
-    monkeypatch.setenv("REGRAFT_LIVE", "1")
-    module = make_later("def f(x):\n    return old(x)\n")
+    module = package("def f(x):\n    return old(x)\n", live=None,
+                     before_import=lambda: monkeypatch.setenv("REGRAFT_LIVE", "1"))
     assert _idle(module) == ["f"]
 
 
