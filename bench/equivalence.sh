@@ -3,7 +3,8 @@
 # be compared byte for byte (a refactoring must change nothing):
 #   bench/equivalence.sh OUT_DIR [BINARY]      # BINARY defaults to target/release/regraft
 #   diff -r OUT_BEFORE OUT_AFTER
-# For the shipped rules and the four bench/compare.sh workloads it keeps `apply --diff`
+# For the shipped rules, the four bench/compare.sh workloads, a real-shaped pack
+# (bench/real-pack.py) and the example packs it keeps `apply --diff`
 # output, `apply --check --format json` output, stderr and exit codes. The tree is fetched by
 # bench/fetch-transformers.sh into $REGRAFT_CORPUS (default target/corpus); nothing upstream
 # is committed.
@@ -25,6 +26,8 @@ for p in "${C_PATTERNS[@]}"; do
 done
 cp rules/*.yaml "$out/rules/c/"
 bench/rule-pack.sh "$tree" "$out/rules/d"
+# A pack shaped like a real patcher's port (bench/real-pack.py), and the example packs.
+python3 bench/real-pack.py "$(dirname "$tree")" "$out/rules/real.yaml" 150 2>/dev/null
 
 run() { # NAME RULES
   local name="$1" rules="$2"
@@ -40,5 +43,8 @@ run a "$out/rules/a.yaml"
 run b "$out/rules/b.yaml"
 run c "$out/rules/c"
 run d "$out/rules/d"
+run real "$out/rules/real.yaml"
+run patcher examples/patcher/rules.yaml
+run trl examples/trl/rules.yaml
 rm -rf "$out/rules"
 for f in "$out"/*.diff "$out"/*.json; do printf '%s %s\n' "$(wc -c < "$f")" "$f"; done

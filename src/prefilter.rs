@@ -180,28 +180,29 @@ fn scan_with<A: Automaton>(
     }
 }
 
+/// What a rule needs a text to hold: each clause, one of its literals (most clauses are one
+/// literal; a `where` regex's alternation, `^(q_proj|k_proj)$`, is a clause of several).
+pub type Clauses = Vec<Vec<String>>;
+
 /// The literals of every rule, compiled into one automaton.
 #[derive(Debug)]
 pub struct Prefilter {
     automaton: Option<Literals>,
     literals: Vec<String>,
-    /// For each rule, the indexes of the literals it needs.
-    needs: Vec<Vec<usize>>,
-    /// For each rule, the indexes of the literals every match contains (its pattern's).
-    inside_matches: Vec<Vec<usize>>,
-    /// For each rule, the indexes of the literals the top-level statement of every match holds
-    /// (its pattern's, or else those of what an enclosing scope must hold).
-    in_statements: Vec<Vec<usize>>,
+    /// For each rule, the clauses (indexes of literals, one of which must occur) it needs.
+    needs: Vec<Vec<Vec<usize>>>,
+    /// For each rule, the clauses every match satisfies within its own text (its pattern's
+    /// literals, and those its `where` regexes require of what the pattern binds).
+    inside_matches: Vec<Vec<Vec<usize>>>,
+    /// For each rule, the clauses the top-level statement of every match satisfies (its
+    /// pattern's, or else those of what an enclosing scope must hold).
+    in_statements: Vec<Vec<Vec<usize>>>,
 }
 
 impl Prefilter {
-    /// Builds the prefilter from each rule's required literals and, among them, those that lie
+    /// Builds the prefilter from each rule's required clauses and, among them, those that hold
     /// inside every match of the rule and those in every match's top-level statement.
-    pub fn new(
-        rule_literals: &[Vec<String>],
-        inside_matches: &[Vec<String>],
-        in_statements: &[Vec<String>],
-    ) -> Self {
+    pub fn new(needs: &[Clauses], inside_matches: &[Clauses], in_statements: &[Clauses]) -> Self {
         /// Each distinct literal's index in `literals` (a search of the list per literal was
         /// quadratic in a pack of thousands of rules).
         #[derive(Default)]
@@ -210,15 +211,16 @@ impl Prefilter {
             index: HashMap<&'a str, usize>,
         }
         impl<'a> Interner<'a> {
-            /// An empty literal is in every text: it says nothing, and is left out (so the
-            /// automaton's start state matches nothing).
-            fn lists(&mut self, lists: &'a [Vec<String>]) -> Vec<Vec<usize>> {
+            /// An empty literal is in every text: a clause holding one says nothing, and is
+            /// left out (so the automaton's start state matches nothing).
+            fn lists(&mut self, lists: &'a [Clauses]) -> Vec<Vec<Vec<usize>>> {
                 lists
                     .iter()
-                    .map(|lits| {
-                        lits.iter()
-                            .filter(|l| !l.is_empty())
-                            .map(|l| self.intern(l))
+                    .map(|clauses| {
+                        clauses
+                            .iter()
+                            .filter(|c| !c.is_empty() && c.iter().all(|l| !l.is_empty()))
+                            .map(|c| c.iter().map(|l| self.intern(l)).collect())
                             .collect()
                     })
                     .collect()
@@ -231,7 +233,7 @@ impl Prefilter {
             }
         }
         let mut interner = Interner::default();
-        let needs = interner.lists(rule_literals);
+        let needs = interner.lists(needs);
         let inside_matches = interner.lists(inside_matches);
         let in_statements = interner.lists(in_statements);
         let literals = interner.literals;
@@ -263,9 +265,14 @@ impl Prefilter {
         Hits(hits)
     }
 
-    /// Whether each of `rules` has a literal inside every match, to anchor it by.
+    /// Whether `rule` has a clause every match satisfies, to anchor it by.
+    pub fn is_anchored(&self, rule: usize) -> bool {
+        !self.inside_matches[rule].is_empty()
+    }
+
+    /// Whether each of `rules` has a clause inside every match, to anchor it by.
     pub fn anchored(&self, rules: &[usize]) -> bool {
-        rules.iter().all(|&r| !self.inside_matches[r].is_empty())
+        rules.iter().all(|&r| self.is_anchored(r))
     }
 
     /// The byte offsets of the anchors of `rules` in the scanned text, sorted (see
@@ -281,16 +288,17 @@ impl Prefilter {
         Some(offsets)
     }
 
-    /// For each of `rules`, in order, its anchor in the scanned text: every occurrence of
-    /// whichever of its in-match literals occurs least often there (a rule with one absent has
-    /// no match, and no occurrence), with the others, which a match's line must hold too.
-    /// `None` when a rule has no such literal (its matches could be anywhere).
+    /// For each of `rules`, in order, its anchor in the scanned text: every occurrence of the
+    /// literals of whichever of its in-match clauses occurs least often there (a rule with one
+    /// absent has no match, and no occurrence), with the other one-literal clauses, which a
+    /// match's line must hold too. `None` when a rule has no such clause (its matches could be
+    /// anywhere).
     pub fn anchors(&self, hits: &Hits, rules: &[usize]) -> Option<Vec<Anchor<'_>>> {
         self.anchors_among(hits, rules, &self.inside_matches)
     }
 
-    /// As [`Prefilter::anchors`], of the literals each rule's matches' top-level statements
-    /// hold: where those statements are.
+    /// As [`Prefilter::anchors`], of the clauses each rule's matches' top-level statements
+    /// satisfy: where those statements are.
     pub fn statement_anchors(&self, hits: &Hits, rules: &[usize]) -> Option<Vec<Anchor<'_>>> {
         self.anchors_among(hits, rules, &self.in_statements)
     }
@@ -299,7 +307,7 @@ impl Prefilter {
         &self,
         hits: &Hits,
         rules: &[usize],
-        lists: &[Vec<usize>],
+        lists: &[Vec<Vec<usize>>],
     ) -> Option<Vec<Anchor<'_>>> {
         if rules.iter().any(|&r| lists[r].is_empty()) {
             return None;
@@ -310,21 +318,30 @@ impl Prefilter {
         for &(literal, start) in &hits.0 {
             at[literal].push(start);
         }
+        let count = |clause: &[usize]| clause.iter().map(|&l| at[l].len()).sum::<usize>();
         Some(
             rules
                 .iter()
                 .map(|&r| {
-                    let inside = &lists[r];
-                    let rarest = *inside
+                    let clauses = &lists[r];
+                    let rarest = clauses
                         .iter()
-                        .min_by_key(|&&l| at[l].len())
+                        .min_by_key(|c| count(c))
                         .expect("checked non-empty above");
+                    let mut offsets: Vec<usize> =
+                        rarest.iter().flat_map(|&l| at[l].iter().copied()).collect();
+                    if rarest.len() > 1 {
+                        offsets.sort_unstable();
+                        offsets.dedup();
+                    }
                     Anchor {
-                        offsets: at[rarest].clone(),
-                        also: inside
+                        offsets,
+                        // A line must hold each one-literal clause; a clause of several is
+                        // left to the matcher (the line check is only a narrowing).
+                        also: clauses
                             .iter()
-                            .filter(|&&l| l != rarest)
-                            .map(|&l| self.literals[l].as_str())
+                            .filter(|c| !std::ptr::eq(*c, rarest) && c.len() == 1)
+                            .map(|c| self.literals[c[0]].as_str())
                             .collect(),
                         assignment: None,
                     }
@@ -333,7 +350,7 @@ impl Prefilter {
         )
     }
 
-    /// For each rule, whether the scanned text holds all of its literals.
+    /// For each rule, whether the scanned text satisfies all of its clauses.
     pub fn possible(&self, hits: &Hits) -> Vec<bool> {
         let mut present = vec![false; self.literals.len()];
         for &(literal, _) in &hits.0 {
@@ -341,7 +358,7 @@ impl Prefilter {
         }
         self.needs
             .iter()
-            .map(|need| need.iter().all(|&i| present[i]))
+            .map(|need| need.iter().all(|c| c.iter().any(|&i| present[i])))
             .collect()
     }
 }
@@ -354,16 +371,21 @@ pub struct Hits(Vec<(usize, usize)>);
 mod tests {
     use super::*;
 
+    /// Clauses of one literal each: what every rule needed before `where` regexes counted.
+    fn ones(literals: Vec<String>) -> Clauses {
+        literals.into_iter().map(|l| vec![l]).collect()
+    }
+
     #[test]
     fn a_rule_needs_all_of_its_literals() {
         let p = Prefilter::new(
             &[
-                vec!["decoder_layer".into()],
-                vec!["WhisperDecoder".into(), "layers".into()],
-                vec![],
+                ones(vec!["decoder_layer".into()]),
+                ones(vec!["WhisperDecoder".into(), "layers".into()]),
+                ones(vec![]),
             ],
-            &[vec![], vec![], vec![]],
-            &[vec![], vec![], vec![]],
+            &[ones(vec![]), ones(vec![]), ones(vec![])],
+            &[ones(vec![]), ones(vec![]), ones(vec![])],
         );
         assert_eq!(
             p.possible(&p.scan("x = decoder_layer(h)")),
@@ -379,16 +401,16 @@ mod tests {
     fn each_rule_is_anchored_on_its_rarest_literal_in_the_file() {
         let p = Prefilter::new(
             &[
-                vec!["decoder_layer".into()],
-                vec!["self".into(), "mlp".into()],
-                vec![],
+                ones(vec!["decoder_layer".into()]),
+                ones(vec!["self".into(), "mlp".into()]),
+                ones(vec![]),
             ],
             &[
-                vec!["decoder_layer".into()],
-                vec!["self".into(), "mlp".into()],
-                vec![],
+                ones(vec!["decoder_layer".into()]),
+                ones(vec!["self".into(), "mlp".into()]),
+                ones(vec![]),
             ],
-            &[vec![], vec![], vec![]],
+            &[ones(vec![]), ones(vec![]), ones(vec![])],
         );
         let text = "x = self.mlp(h)\ny = decoder_layer(x)\nz = self.norm(y)\n";
         assert_eq!(p.anchor_offsets(&p.scan(text), &[0]), Some(vec![20]));
@@ -404,9 +426,14 @@ mod tests {
         // With a literal long enough that the automaton is an NFA, and without.
         for long in ["zz".to_string(), "z".repeat(DFA_LITERAL_LEN + 1)] {
             let p = Prefilter::new(
-                &[vec!["norm".into(), "layer_norm".into(), "aa".into(), long]],
-                &[vec![]],
-                &[vec![]],
+                &[ones(vec![
+                    "norm".into(),
+                    "layer_norm".into(),
+                    "aa".into(),
+                    long,
+                ])],
+                &[ones(vec![])],
+                &[ones(vec![])],
             );
             let text = "x = layer_norm(aaa)\ny = norm(x)\n";
             let mut hits = p.scan(text).0;
@@ -439,7 +466,7 @@ mod tests {
         ];
         for literals in sets {
             let owned: Vec<String> = literals.iter().map(|l| l.to_string()).collect();
-            let p = Prefilter::new(&[owned], &[vec![]], &[vec![]]);
+            let p = Prefilter::new(&[ones(owned)], &[ones(vec![])], &[ones(vec![])]);
             let library = aho_corasick::AhoCorasick::builder()
                 .kind(Some(aho_corasick::AhoCorasickKind::ContiguousNFA))
                 .build(literals)
@@ -462,7 +489,7 @@ mod tests {
             .map(|i| format!("f{i}"))
             .chain(["12".to_string(), "2".repeat(DFA_LITERAL_LEN + 1)])
             .collect();
-        let p = Prefilter::new(std::slice::from_ref(&literals), &[vec![]], &[vec![]]);
+        let p = Prefilter::new(&[ones(literals.clone())], &[ones(vec![])], &[ones(vec![])]);
         assert!(matches!(p.automaton, Some(Literals::Chunks(..))));
         let library = aho_corasick::AhoCorasick::builder()
             .kind(Some(aho_corasick::AhoCorasickKind::ContiguousNFA))
@@ -478,11 +505,45 @@ mod tests {
     }
 
     #[test]
+    fn a_clause_needs_one_of_its_literals_and_anchors_on_all_of_them() {
+        let clause = vec![vec!["q_proj".to_string(), "k_proj".to_string()]];
+        let p = Prefilter::new(
+            std::slice::from_ref(&clause),
+            std::slice::from_ref(&clause),
+            &[vec![]],
+        );
+        assert_eq!(p.possible(&p.scan("x = self.k_proj(h)")), [true]);
+        assert_eq!(p.possible(&p.scan("x = self.v_proj(h)")), [false]);
+        let text = "a = self.k_proj(h)\nb = self.q_proj(h)\nc = self.k_proj(b)\n";
+        assert_eq!(p.anchor_offsets(&p.scan(text), &[0]), Some(vec![9, 28, 47]));
+        // A clause of one literal beside it is what the line must hold too; the rarest clause
+        // is the anchor (`self` three times, the pair three times: the first written wins).
+        let clauses = vec![vec!["h".to_string()], clause[0].clone()];
+        let p = Prefilter::new(
+            std::slice::from_ref(&clauses),
+            std::slice::from_ref(&clauses),
+            &[vec![]],
+        );
+        let anchors = p.anchors(&p.scan("x = self.q_proj(h)\n"), &[0]).unwrap();
+        assert_eq!(
+            (anchors[0].offsets.clone(), anchors[0].also.clone()),
+            (vec![16], vec![])
+        );
+        let anchors = p
+            .anchors(&p.scan("x = self.q_proj(h)\nh = h + h\n"), &[0])
+            .unwrap();
+        assert_eq!(
+            (anchors[0].offsets.clone(), anchors[0].also.clone()),
+            (vec![9], vec!["h"])
+        );
+    }
+
+    #[test]
     fn an_empty_literal_says_nothing() {
         let p = Prefilter::new(
-            &[vec!["".into(), "x".into()]],
-            &[vec!["".into()]],
-            &[vec![]],
+            &[ones(vec!["".into(), "x".into()])],
+            &[ones(vec!["".into()])],
+            &[ones(vec![])],
         );
         assert_eq!(p.possible(&p.scan("x")), [true]);
         assert_eq!(p.possible(&p.scan("y")), [false]);

@@ -302,3 +302,109 @@ fn a_patch_that_is_not_a_fixed_point_is_caught_with_and_without_the_prefilter() 
     let kinds: Vec<&str> = survey.errors.iter().map(|(_, e)| e.kind()).collect();
     assert_eq!(kinds, ["not-idempotent"]);
 }
+
+/// Rules whose literals come from `where` (a regex's alternation, a `has`), beside rules with
+/// no anchor at all: anchored by what `where` requires only where the pattern binds the name.
+const WHERE_RULES: &str = r#"
+id: softmax-head
+match: '$W = $F($X, dim=$D)'
+where: {$F: {regex: '(nn\.functional|\bF)\.softmax$'}}
+action: {replace: '$W = $F($X.float(), dim=$D).to($X.dtype)'}
+expect: {min: 0}
+---
+id: projections
+match: 'self.$E($X)'
+where: {$E: {regex: '^(q_proj|k_proj|v_proj)$'}, $X: {regex: '^hidden_states$'}}
+action: {replace: 'self.$E($X.contiguous())'}
+expect: {min: 0}
+---
+id: dropout-suffix
+match: '$Y = $F($$$A)'
+where: {$F: {regex: '.*dropout'}}
+expect: {min: 0}
+---
+id: case-folded
+match: 'self.$E($X)'
+where: {$E: {regex: '(?i)^softmax$'}}
+expect: {min: 0}
+---
+id: has-literal
+match: '$W = $F($$$A)'
+where: {$F: {has: 'softmax'}}
+expect: {min: 0}
+---
+id: later-statement
+match: |
+  x = 1
+  $O = $F($A, dim=$D)
+where: {$F: {regex: 'softmax$'}}
+expect: {min: 0}
+---
+id: scope-only
+inside: {class: {has: 'self.act = $C'}, function: forward}
+match: 'return $X'
+where: {$C: {regex: 'ACT2FN'}}
+expect: {min: 0}
+---
+id: alternatives
+match:
+  any:
+  - '$W = $F($X, dim=$D)'
+  - 'return $F($X, dim=$D)'
+where: {$F: {regex: 'softmax$'}}
+expect: {min: 0}
+---
+id: no-anchor
+match: 'import $M'
+expect: {min: 0}
+"#;
+
+#[test]
+fn where_anchored_rules_beside_unanchored_ones_give_the_same_reports() {
+    let rules = regraft::rules::load_yaml("where.yaml", WHERE_RULES).unwrap();
+    let set = RuleSet::compile(rules.clone()).unwrap();
+    let clauses: Vec<(&str, Vec<Vec<String>>)> = set
+        .rules
+        .iter()
+        .map(|r| (r.id(), r.anchor_clauses()))
+        .collect();
+    let c = |lists: &[&[&str]]| -> Vec<Vec<String>> {
+        lists
+            .iter()
+            .map(|l| l.iter().map(|s| s.to_string()).collect())
+            .collect()
+    };
+    // A name the pattern binds where its anchor lies (in every alternative): what its `where`
+    // requires is in every match; a name bound in a later statement or by a scope only says
+    // nothing, nor does a case-folded regex of 128 spellings.
+    assert_eq!(
+        clauses,
+        [
+            (
+                "softmax-head",
+                c(&[&["F.softmax", "nn.functional.softmax"], &["dim"]])
+            ),
+            (
+                "projections",
+                c(&[
+                    &["hidden_states"],
+                    &["k_proj", "q_proj", "v_proj"],
+                    &["self"]
+                ])
+            ),
+            ("dropout-suffix", c(&[&["dropout"]])),
+            ("case-folded", c(&[&["self"]])),
+            ("has-literal", c(&[&["softmax"]])),
+            ("later-statement", c(&[&["x"]])),
+            ("scope-only", c(&[])),
+            ("alternatives", c(&[&["dim"], &["softmax"]])),
+            ("no-anchor", c(&[])),
+        ]
+    );
+    assert!(!set.prefilter.is_anchored(8) && set.prefilter.is_anchored(0));
+    // Together (anchored and unanchored rules in one step) and each alone.
+    compare(&set, &[]);
+    for rule in rules {
+        compare(&RuleSet::compile(vec![rule]).unwrap(), &[]);
+    }
+}

@@ -5,6 +5,7 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 
 mod branches;
+mod clauses;
 mod index;
 mod order;
 mod replay;
@@ -17,7 +18,7 @@ use tree_sitter::Query;
 
 use crate::actions;
 use crate::pattern::{LoopPattern, PatNode, Pattern};
-use crate::prefilter::Prefilter;
+use crate::prefilter::{Clauses, Prefilter};
 use crate::python::regions::AssignmentShape;
 use crate::rules::LoadError;
 use crate::rules::error::{RuleError, RuleErrorKind};
@@ -263,7 +264,7 @@ impl CompiledRule {
             return self.top_level(edits_within_match);
         }
         let assignment = assigns_at_top(root).then(|| assignment_shape(&self.pattern.root));
-        if !self.pattern.literals.is_empty() {
+        if !self.anchor_clauses().is_empty() {
             Some(Locator::Anchor { assignment })
         } else {
             assignment.map(|shape| Locator::Assignment { shape })
@@ -281,7 +282,7 @@ impl CompiledRule {
             && self.rule.when.signature.is_none()
             && self.rule.expect.is_none_or(|e| e.per.is_none())
             && self.imports.is_empty();
-        (within_its_statement && !self.statement_literals().is_empty()).then_some(Locator::TopLevel)
+        (within_its_statement && !self.statement_clauses().is_empty()).then_some(Locator::TopLevel)
     }
 
     /// Literals that every match's top-level statement holds: the pattern's (which every match
@@ -389,21 +390,19 @@ impl RuleSet {
     ) -> Result<RuleSet, RuleError> {
         order(&mut compiled, seen)?;
         replay::replay_renames(&mut compiled);
-        let literals: Vec<Vec<String>> = compiled.iter().map(CompiledRule::literals).collect();
-        let inside_matches: Vec<Vec<String>> = compiled
+        let needs: Vec<Clauses> = compiled.iter().map(CompiledRule::needs).collect();
+        let inside_matches: Vec<Clauses> =
+            compiled.iter().map(CompiledRule::anchor_clauses).collect();
+        let in_statements: Vec<Clauses> = compiled
             .iter()
-            .map(|r| r.pattern.anchor_literals())
-            .collect();
-        let in_statements: Vec<Vec<String>> = compiled
-            .iter()
-            .map(CompiledRule::statement_literals)
+            .map(CompiledRule::statement_clauses)
             .collect();
         let by_root_kind = by_root_kind(&compiled);
         let rooted_below = rooted_below(&by_root_kind);
         Ok(RuleSet {
             by_root_kind,
             rooted_below,
-            prefilter: Prefilter::new(&literals, &inside_matches, &in_statements),
+            prefilter: Prefilter::new(&needs, &inside_matches, &in_statements),
             rules: compiled,
         })
     }

@@ -25,7 +25,7 @@ pub(super) fn unknown_attribute(
     if reads.is_empty() {
         return None;
     }
-    let (program, module) = Program::around(Path::new(path), output)?;
+    let (program, module) = Program::around(Path::new(path), output, root)?;
     for read in reads {
         if let Attribute::Absent { searched } =
             program.class_attribute(&module, &read.class, &read.name)

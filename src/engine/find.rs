@@ -126,10 +126,44 @@ impl Engine<'_> {
         if !self.prefilter {
             return self.query_candidates(text, root, active, std::iter::once(0..text.len()));
         }
-        let indexes: Vec<usize> = active.iter().map(|id| id.0).collect();
-        if !self.rules.prefilter.anchored(&indexes) {
+        // Rules with no anchor are found by one walk of the tree; the rest by their anchors,
+        // whatever the others need (one unanchored rule once made a pack of 150 walk and
+        // match every assignment of the file for each of its rules).
+        let (anchored, loose): (Vec<RuleId>, Vec<RuleId>) = active
+            .iter()
+            .partition(|id| self.rules.prefilter.is_anchored(id.0));
+        if anchored.is_empty() {
             return self.walk_candidates(root, active);
         }
+        let mut out = vec![Vec::new(); active.len()];
+        let mut place = |ids: &[RuleId], found: Vec<Vec<Node<'t>>>| {
+            for (id, nodes) in ids.iter().zip(found) {
+                let slot = active
+                    .binary_search(id)
+                    .expect("a subset of the active rules");
+                out[slot] = nodes;
+            }
+        };
+        if !loose.is_empty() {
+            place(&loose, self.walk_candidates(root, &loose));
+        }
+        place(
+            &anchored,
+            self.anchored_candidates(text, hits, regions, root, &anchored),
+        );
+        out
+    }
+
+    /// The candidates of `active`, every one of which has an anchor (see `candidates`).
+    fn anchored_candidates<'t>(
+        &self,
+        text: &str,
+        hits: Option<&Hits>,
+        regions: Option<&[Range<usize>]>,
+        root: Node<'t>,
+        active: &[RuleId],
+    ) -> Vec<Vec<Node<'t>>> {
+        let indexes: Vec<usize> = active.iter().map(|id| id.0).collect();
         // A tree of some regions holds matches only there, and every match holds its literals:
         // the rest of the text need not be scanned (the check of a patch's fixed point runs
         // on the edited regions of the whole patched text).

@@ -286,6 +286,12 @@ fn cpython_error(
         .map(|n| n.byte_range())
         .filter(|r| touches(r))
         .collect();
+    // Statements that make up most of the file are checked as the file, once: the check of
+    // the final output before it is written is then the same question (`cpython::errors`).
+    let touched: usize = chunks.iter().map(|c| c.len()).sum();
+    if reparsed.regions.is_none() && touched > output.len() / 2 {
+        return cpython::new_error(text, output);
+    }
     let mut detached = false;
     let clean = chunks.iter().all(|chunk| {
         // A statement nested in a block is checked as the body of `if 1:`, at its own indent.

@@ -324,17 +324,14 @@ impl Pattern {
     /// (a literal of a later statement stands outside that node: anchoring on it missed every
     /// run whose later statements held the rarest literal).
     pub fn anchor_literals(&self) -> Vec<String> {
-        fn of(root: &PatNode) -> Vec<String> {
-            match root {
-                PatNode::Seq(parts) => parts.first().map(literals_of).unwrap_or_default(),
-                PatNode::Any(alternatives) => {
-                    let lists: Vec<Vec<String>> = alternatives.iter().map(of).collect();
-                    common(lists.iter().collect())
-                }
-                other => literals_of(other),
-            }
-        }
-        of(&self.root)
+        at_every_match(&self.root, &literals_of)
+    }
+
+    /// The metavariables every match binds within the same part the anchor literals lie in
+    /// (see [`Pattern::anchor_literals`]): what a `where` condition requires of their text is
+    /// inside the match there too.
+    pub fn anchor_metavars(&self) -> Vec<String> {
+        at_every_match(&self.root, &|n| metavars_of(&[n]))
     }
 
     /// Whether the pattern contains a call an argument action can edit (in every alternative).
@@ -524,6 +521,20 @@ fn mark_action_call(root: &mut PatNode) -> bool {
 }
 
 /// What every list holds (in the first one's order): what alternatives share.
+/// What `of` says of the part of `root` every match is found at: a sequence's first statement,
+/// and of alternatives only what each says.
+fn at_every_match(root: &PatNode, of: &impl Fn(&PatNode) -> Vec<String>) -> Vec<String> {
+    match root {
+        PatNode::Seq(parts) => parts.first().map(of).unwrap_or_default(),
+        PatNode::Any(alternatives) => {
+            let lists: Vec<Vec<String>> =
+                alternatives.iter().map(|a| at_every_match(a, of)).collect();
+            common(lists.iter().collect())
+        }
+        other => of(other),
+    }
+}
+
 fn common(lists: Vec<&Vec<String>>) -> Vec<String> {
     let Some((first, rest)) = lists.split_first() else {
         return Vec::new();

@@ -4,7 +4,9 @@
 //! `self` must be there in the release it lands in, or it is an `AttributeError` at run time.
 
 use std::path::{Path, PathBuf};
-use std::rc::Rc;
+use std::sync::Arc;
+
+use tree_sitter::Node;
 
 use super::Program;
 use super::model::Facts;
@@ -29,8 +31,8 @@ impl Program {
     /// The release holding `file` (the folder above its outermost package) with the module
     /// `file` is read from `text` instead of the disk (an edit's output), and that module's
     /// name; `None` where `file` is not a file of a package on disk (a test case, stdin, a
-    /// loose script: no release to ask).
-    pub fn around(file: &Path, text: &str) -> Option<(Program, String)> {
+    /// loose script: no release to ask). `tree` is the parse of `text`.
+    pub fn around(file: &Path, text: &str, tree: Node<'_>) -> Option<(Program, String)> {
         let file = super::plain(file);
         let dir = file.parent()?;
         if !file.is_file() || !dir.join("__init__.py").is_file() {
@@ -48,7 +50,7 @@ impl Program {
         let is_package = file.file_name().is_some_and(|n| n == "__init__.py");
         program.modules.borrow_mut().insert(
             module.clone(),
-            Some(Rc::new(Facts::read(&module, is_package, text))),
+            Some(Arc::new(Facts::read_tree(&module, is_package, text, tree))),
         );
         Some((program, module))
     }

@@ -17,19 +17,28 @@ use crate::python::definition_name;
 impl Facts {
     /// Reads the module `name` (a package's `__init__` when `package`) from `text`.
     pub fn read(name: &str, is_package: bool, text: &str) -> Facts {
+        Facts::read_tree(
+            name,
+            is_package,
+            text,
+            crate::python::parse(text).root_node(),
+        )
+    }
+
+    /// As [`Facts::read`], of `text` already parsed as `root` (an edit's output, whose tree
+    /// the edit check holds).
+    pub fn read_tree(name: &str, is_package: bool, text: &str, root: Node<'_>) -> Facts {
         let package = if is_package {
             name.to_string()
         } else {
             name.rsplit_once('.')
                 .map_or(String::new(), |(p, _)| p.to_string())
         };
-        let tree = crate::python::parse(text);
         let mut facts = Facts {
             name: name.to_string(),
             package,
             ..Facts::default()
         };
-        let root = tree.root_node();
         let mut top = new_unit(String::new(), None, root, Kind::Plain);
         let mut reader = Reader {
             text,

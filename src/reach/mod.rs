@@ -13,8 +13,10 @@ use std::cell::{OnceCell, RefCell};
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
+use std::sync::Arc;
 
 mod attributes;
+mod cache;
 mod classes;
 mod facts;
 mod model;
@@ -36,7 +38,7 @@ const MAX_PLACES: usize = 5;
 pub struct Program {
     /// The folder holding the release's top-level packages.
     root: PathBuf,
-    modules: RefCell<HashMap<String, Option<Rc<Facts>>>>,
+    modules: RefCell<HashMap<String, Option<Arc<Facts>>>>,
     globals: RefCell<HashMap<(String, String), Vec<Value>>>,
     mros: RefCell<HashMap<Id, Rc<Vec<Option<Id>>>>>,
     subs: RefCell<HashMap<Id, Rc<Vec<Id>>>>,
@@ -184,11 +186,11 @@ impl Program {
 
     /// The facts of module `name`, read the first time; `None` where the release has no
     /// such module (it lies outside: torch, the standard library).
-    fn load(&self, name: &str) -> Option<Rc<Facts>> {
+    fn load(&self, name: &str) -> Option<Arc<Facts>> {
         if let Some(known) = self.modules.borrow().get(name) {
             return known.clone();
         }
-        let facts = self.read(name).map(Rc::new);
+        let facts = self.read(name);
         self.modules
             .borrow_mut()
             .insert(name.to_string(), facts.clone());
@@ -214,17 +216,17 @@ impl Program {
             return;
         }
         let root = self.root.as_path();
-        let read: Vec<(String, Option<Facts>)> = wanted
+        let read: Vec<(String, Option<Arc<Facts>>)> = wanted
             .par_iter()
             .map(|n| (n.to_string(), read_module(root, n)))
             .collect();
         let mut modules = self.modules.borrow_mut();
         for (name, facts) in read {
-            modules.entry(name).or_insert_with(|| facts.map(Rc::new));
+            modules.entry(name).or_insert_with(|| facts);
         }
     }
 
-    fn read(&self, name: &str) -> Option<Facts> {
+    fn read(&self, name: &str) -> Option<Arc<Facts>> {
         read_module(&self.root, name)
     }
 
@@ -533,7 +535,7 @@ fn python_files(root: &Path) -> Vec<PathBuf> {
 }
 
 /// The facts of module `name` of the release at `root`; `None` where it has no such module.
-fn read_module(root: &Path, name: &str) -> Option<Facts> {
+fn read_module(root: &Path, name: &str) -> Option<Arc<Facts>> {
     if name.is_empty() || !name.split('.').all(crate::python::is_identifier) {
         return None;
     }
@@ -542,12 +544,18 @@ fn read_module(root: &Path, name: &str) -> Option<Facts> {
     if !meta.is_file() || meta.len() > MAX_MODULE_BYTES {
         return None;
     }
+    let stamp: cache::Stamp = (meta.len(), meta.modified().ok());
+    if let Some(facts) = cache::cached(&path, stamp, name) {
+        return Some(facts);
+    }
     let bytes = std::fs::read(&path).ok()?;
-    Some(Facts::read(
+    let facts = Arc::new(Facts::read(
         name,
         is_package,
         &String::from_utf8_lossy(&bytes),
-    ))
+    ));
+    cache::remember(path, stamp, name, facts.clone());
+    Some(facts)
 }
 
 /// The file of module `name` below `root`, and whether it is a package's `__init__`.

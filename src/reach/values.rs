@@ -5,6 +5,7 @@
 //! `Opaque`; what lies outside the tree (torch, the standard library, builtins) is `Outside`.
 
 use std::rc::Rc;
+use std::sync::Arc;
 
 use super::Program;
 use super::model::{Binding, Expr, Facts, Kind, Local, Unit};
@@ -41,7 +42,7 @@ pub(super) enum Value {
 /// Where an expression is read: a module, and the unit whose locals it sees.
 #[derive(Clone, Copy)]
 pub(super) struct Scope<'f> {
-    pub facts: &'f Rc<Facts>,
+    pub facts: &'f Arc<Facts>,
     pub unit: Option<usize>,
 }
 
@@ -228,7 +229,7 @@ impl Program {
     }
 
     /// A module-level name of `facts`, through its imports; remembered per module.
-    pub(super) fn global(&self, facts: &Rc<Facts>, name: &str, depth: usize) -> Vec<Value> {
+    pub(super) fn global(&self, facts: &Arc<Facts>, name: &str, depth: usize) -> Vec<Value> {
         let key = (facts.name.clone(), name.to_string());
         if let Some(known) = self.globals.borrow().get(&key) {
             return known.clone();
@@ -240,7 +241,7 @@ impl Program {
         values
     }
 
-    fn global_uncached(&self, facts: &Rc<Facts>, name: &str, depth: usize) -> Vec<Value> {
+    fn global_uncached(&self, facts: &Arc<Facts>, name: &str, depth: usize) -> Vec<Value> {
         let Some(bindings) = facts.bindings.get(name) else {
             let mut out = Vec::new();
             for star in &facts.stars {
@@ -264,7 +265,7 @@ impl Program {
     }
 
     /// What one binding of a module-level name (or an import inside a unit) may be.
-    fn binding(&self, facts: &Rc<Facts>, b: &Binding, depth: usize) -> Vec<Value> {
+    fn binding(&self, facts: &Arc<Facts>, b: &Binding, depth: usize) -> Vec<Value> {
         let module: Rc<str> = facts.name.as_str().into();
         match b {
             Binding::Function(u) => vec![Value::Function(Id {
