@@ -408,3 +408,69 @@ fn where_anchored_rules_beside_unanchored_ones_give_the_same_reports() {
         compare(&RuleSet::compile(vec![rule]).unwrap(), &[]);
     }
 }
+
+/// Adjacent statements merge into one statement region; with a rule beside them whose regions
+/// are whole top-level statements, every statement of the merged region must stay (only the
+/// first did: `out = decoder_layer(...)` after `x = layer(x, True)` was silently no match).
+#[test]
+fn a_top_level_rule_beside_statement_rules_keeps_every_statement_of_a_merged_region() {
+    let yaml = r#"
+id: p0
+match: '$OUT = decoder_layer($$$ARGS)'
+action: {remove_kwargs: [mask]}
+expect: {min: 0}
+---
+id: p4
+match: 'x = layer(x, True)'
+action: {replace: 'x = layer(x, False)'}
+expect: {min: 0}
+---
+id: p6
+match: 'def forward($$$P): $$$B'
+action: {replace: 'def forward($$$P): $$$B'}
+expect: {min: 0}
+"#;
+    let set = RuleSet::compile(regraft::rules::load_yaml("r.yaml", yaml).unwrap()).unwrap();
+    let env = crate::util::versions(&[]);
+    let source = "x = layer(x, True)\nout = decoder_layer(h, mask=m)\n";
+    let survey = Engine::new(&set, &env, None)
+        .survey(Target {
+            path: "m.py",
+            source,
+        })
+        .unwrap();
+    assert_eq!(
+        survey.output,
+        "x = layer(x, False)\nout = decoder_layer(h)\n"
+    );
+    compare(&set, &[]);
+}
+
+/// A comment indented below a block belongs to the block in tree-sitter's whole parse: the
+/// top-level statement parsed alone holds it too, so a `replace` of the definition writes the
+/// same with and without the prefilter (the comment was kept in one and re-indented into the
+/// template's output in the other).
+#[test]
+fn a_definition_parsed_alone_keeps_the_indented_comment_below_it() {
+    let yaml = "id: p6\nmatch: 'def forward($$$P): $$$B'\naction: {replace: 'def forward($$$P): return None'}\nexpect: {min: 0}\n";
+    let set = RuleSet::compile(regraft::rules::load_yaml("r.yaml", yaml).unwrap()).unwrap();
+    assert_eq!(
+        set.rules[0].locator,
+        Some(regraft::compile::Locator::TopLevel)
+    );
+    let env = crate::util::versions(&[]);
+    let source = "def forward(x):\n    return x\n\n\n\t# indented comment\nif True:\n    y = 1\n";
+    let survey = |engine: Engine<'_>| {
+        engine
+            .survey(Target {
+                path: "m.py",
+                source,
+            })
+            .unwrap()
+    };
+    let with = survey(Engine::new(&set, &env, None));
+    let without = survey(Engine::new(&set, &env, None).without_prefilter());
+    assert_eq!(with.output, without.output);
+    assert_eq!(with.rules, without.rules);
+    compare(&set, &[]);
+}

@@ -98,6 +98,19 @@ impl ActionUnit for Check {
         }
     }
 
+    /// `check: {}` (a rule without `action`) asserts nothing beyond its matches and edits
+    /// nothing: it can run on a parse of only the statements that could hold one (a
+    /// check-only `$X = $Y($$$A)` parsed every file whole).
+    fn facts_for(&self, args: &Arg) -> Facts {
+        match args {
+            Arg::Fields(fields) if fields.is_empty() => Facts {
+                needs: Needs::Anything,
+                edits_within_match: true,
+            },
+            _ => self.facts(),
+        }
+    }
+
     fn templates<'a>(&self, _: &'a Arg) -> Vec<&'a Snippet> {
         Vec::new()
     }

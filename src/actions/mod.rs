@@ -62,6 +62,12 @@ pub trait ActionUnit: ActionSpec {
     /// What compile needs to know of it.
     fn facts(&self) -> Facts;
 
+    /// What compile needs to know of it with these arguments (most actions: the same whatever
+    /// they are given).
+    fn facts_for(&self, _args: &Arg) -> Facts {
+        self.facts()
+    }
+
     /// The templates among its arguments, whose metavariables the pattern must bind: every
     /// text, unless the action says its texts are names.
     fn templates<'a>(&self, args: &'a Arg) -> Vec<&'a Snippet> {

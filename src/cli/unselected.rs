@@ -15,10 +15,20 @@ pub(super) fn report(rules: &RuleSet, files: &[TargetFile], check: bool) -> Vec<
     if files.is_empty() {
         return drifted;
     }
-    for rule in rules.rules.iter().filter(|r| !r.rule.files.is_empty()) {
-        if files.iter().any(|f| rule.selects(&f.display)) {
-            continue;
+    // Each file's selection once, for every rule (a search per rule matched its globs against
+    // every file again).
+    let mut selected = vec![false; rules.rules.len()];
+    for file in files {
+        for (any, here) in selected.iter_mut().zip(rules.selecting(&file.display)) {
+            *any |= here;
         }
+    }
+    for (rule, _) in rules
+        .rules
+        .iter()
+        .zip(selected)
+        .filter(|(r, selected)| !r.rule.files.is_empty() && !selected)
+    {
         let globs: Vec<&str> = rule.rule.files.iter().map(|g| g.value.as_str()).collect();
         let expects = rule.rule.expect.is_some_and(|e| e.min > 0)
             && rule.rule.on_miss == crate::rules::model::Policy::Error;

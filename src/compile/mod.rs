@@ -247,7 +247,13 @@ impl CompiledRule {
                 })
             });
         let inside = &self.rule.inside;
-        let edits_within_match =
+        let edits_within_match = (self.rule.actions().into_iter())
+            .all(|a| actions::unit(a).facts_for(&a.args).edits_within_match);
+        // A check-only rule is found in its top-level statement's parse as it is in the
+        // whole file's, except where a match ends in a trailing comment the whole parse hands
+        // the block (a `def` 26 bytes longer): its reported range would differ, so check-only
+        // rules that hold blocks keep the whole parse.
+        let scoped_edits_within_match =
             (self.rule.actions().into_iter()).all(|a| actions::unit(a).facts().edits_within_match);
         let local = holds_no_block
             && inside.class.is_none()
@@ -261,7 +267,7 @@ impl CompiledRule {
             && self.rule.expect.is_none_or(|e| e.per.is_none())
             && edits_within_match;
         if !local {
-            return self.top_level(edits_within_match);
+            return self.top_level(scoped_edits_within_match);
         }
         let assignment = assigns_at_top(root).then(|| assignment_shape(&self.pattern.root));
         if !self.anchor_clauses().is_empty() {
@@ -323,12 +329,28 @@ pub struct RuleSet {
     /// grammar's node-type table): the walk does not enter a node none of its rules can be
     /// below, such as an expression when every pattern is a statement.
     pub rooted_below: Vec<Vec<usize>>,
+    /// Each rule's `files`, as an index into the distinct `files` lists of the set: a pack's
+    /// rules mostly share one, whose globs are then matched once per path.
+    files_class: Vec<usize>,
+    /// For each distinct `files` list, the first rule that has it.
+    files_first: Vec<usize>,
 }
 
 impl RuleSet {
     /// The rule `id` names.
     pub fn rule(&self, id: RuleId) -> &CompiledRule {
         &self.rules[id.0]
+    }
+
+    /// For each rule, whether its `files` select `path` (`/`-separated): each distinct list of
+    /// globs is matched once.
+    pub fn selecting(&self, path: &str) -> Vec<bool> {
+        let by_class: Vec<bool> = self
+            .files_first
+            .iter()
+            .map(|&first| self.rules[first].selects(path))
+            .collect();
+        self.files_class.iter().map(|&c| by_class[c]).collect()
     }
 
     /// Loads every rule file `paths` name (files or folders) and compiles them as one set; no
@@ -399,9 +421,24 @@ impl RuleSet {
             .collect();
         let by_root_kind = by_root_kind(&compiled);
         let rooted_below = rooted_below(&by_root_kind);
+        let mut classes: HashMap<Vec<&str>, usize> = HashMap::new();
+        let mut files_first = Vec::new();
+        let files_class: Vec<usize> = compiled
+            .iter()
+            .enumerate()
+            .map(|(i, r)| {
+                let globs = r.rule.files.iter().map(|g| g.value.as_str()).collect();
+                *classes.entry(globs).or_insert_with(|| {
+                    files_first.push(i);
+                    files_first.len() - 1
+                })
+            })
+            .collect();
         Ok(RuleSet {
             by_root_kind,
             rooted_below,
+            files_class,
+            files_first,
             prefilter: Prefilter::new(&needs, &inside_matches, &in_statements),
             rules: compiled,
         })

@@ -115,6 +115,10 @@ fn candidate_statements(
     // an earlier step writes in a statement may be a match a later scoped rule (or the check
     // of the fixed point, on the edited regions) sees only with its class and function.
     let mut anchors = engine.rules.prefilter.statement_anchors(hits, &top_level)?;
-    anchors.push(Anchor::at(regions.iter().map(|r| r.start).collect()));
+    // Every line of the statement regions: one region may hold several top-level statements
+    // (adjacent ones are merged), and a match in any of them was missed where only the
+    // region's start was given (`x = layer(x, True)` then `out = decoder_layer(h)`, with a
+    // scoped rule beside).
+    anchors.push(Anchor::at(lines.starts_within(&regions).collect()));
     Some(top_level_regions(&lines, target.source, &anchors))
 }

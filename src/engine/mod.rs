@@ -239,10 +239,18 @@ impl<'r> Engine<'r> {
             .any(|(_, gate)| !matches!(gate, Gate::Closed { .. } | Gate::Retired { .. }))
     }
 
-    /// Whether `rule` looks at the file at `path`.
-    fn selects(&self, rule: &CompiledRule, path: &str) -> bool {
-        (self.all_files || rule.selects(self.selected_as.unwrap_or(path)))
-            && self.unit.is_none_or(|u| in_unit(rule, u))
+    /// For each rule, whether it looks at the file at `path`.
+    fn selecting(&self, path: &str) -> Vec<bool> {
+        let by_files = if self.all_files {
+            vec![true; self.rules.rules.len()]
+        } else {
+            self.rules.selecting(self.selected_as.unwrap_or(path))
+        };
+        by_files
+            .into_iter()
+            .zip(&self.rules.rules)
+            .map(|(files, rule)| files && self.unit.is_none_or(|u| in_unit(rule, u)))
+            .collect()
     }
 
     /// Whether `rule`'s `expect` is checked: not, on a unit, for a rule scoped to no class or

@@ -31,6 +31,7 @@ pub(crate) struct Schedule<'r> {
 impl<'r> Schedule<'r> {
     /// The schedule of `engine` for the file at `path`, leaving out the rules in `excluded`.
     pub fn new(engine: &Engine<'r>, path: &str, excluded: &[RuleId]) -> Self {
+        let selecting = engine.selecting(path);
         let phases: Vec<PhaseRules<'r>> = Phase::ALL
             .into_iter()
             .filter(|&phase| engine.phase.is_none_or(|p| p == phase))
@@ -41,9 +42,7 @@ impl<'r> Schedule<'r> {
                     .iter()
                     .enumerate()
                     .filter(|(i, r)| {
-                        r.rule.phase == phase
-                            && engine.selects(r, path)
-                            && !excluded.contains(&RuleId(*i))
+                        r.rule.phase == phase && selecting[*i] && !excluded.contains(&RuleId(*i))
                     })
                     .map(|(i, r)| (RuleId(i), engine.versions.gate(&r.rule)))
                     .collect(),

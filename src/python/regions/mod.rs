@@ -44,6 +44,20 @@ impl LogicalLines {
     pub fn scan(text: &str) -> Option<Self> {
         logical_lines(text.as_bytes()).map(LogicalLines)
     }
+
+    /// Where each logical line that starts within `ranges` (sorted) starts.
+    pub fn starts_within<'a>(
+        &'a self,
+        ranges: &'a [Range<usize>],
+    ) -> impl Iterator<Item = usize> + 'a {
+        ranges.iter().flat_map(move |r| {
+            let first = self.0.partition_point(|l| l.start < r.start);
+            self.0[first..]
+                .iter()
+                .take_while(move |l| l.start < r.end)
+                .map(|l| l.start)
+        })
+    }
 }
 
 /// [`statement_regions`] of `text`, scanned as `lines`.

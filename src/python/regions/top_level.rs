@@ -38,7 +38,21 @@ fn definitions_in(lines: &LogicalLines, text: &str) -> Vec<TopLevel> {
     let b = text.as_bytes();
     let mut out: Vec<TopLevel> = Vec::new();
     let mut after_decorator = false;
-    for line in lines.0.iter().filter(|l| l.kind != Kind::Blank) {
+    // Whether the last line read stands in a block: an indented comment after it is in the
+    // block too (tree-sitter hands a block the comments below it indented, until a line at
+    // the margin), so the statement's range holds it as the statement's node does.
+    let mut in_block = false;
+    for line in &lines.0 {
+        if line.kind == Kind::Blank {
+            let comment = b[line.start..line.end].trim_ascii_start().starts_with(b"#");
+            match out.last_mut() {
+                Some(last) if comment && line.indent > 0 && in_block => last.range.end = line.end,
+                _ if comment => in_block = false,
+                _ => {}
+            }
+            continue;
+        }
+        in_block = line.indent > 0 || line.kind == Kind::Header;
         // A clause continues the statement above it, a definition its decorators.
         let starts = line.indent == 0 && line.kind != Kind::Clause && !after_decorator;
         let continues_decorators = line.indent == 0 && after_decorator;
