@@ -270,11 +270,6 @@ impl Prefilter {
         !self.inside_matches[rule].is_empty()
     }
 
-    /// Whether each of `rules` has a clause inside every match, to anchor it by.
-    pub fn anchored(&self, rules: &[usize]) -> bool {
-        rules.iter().all(|&r| self.is_anchored(r))
-    }
-
     /// The byte offsets of the anchors of `rules` in the scanned text, sorted (see
     /// [`Prefilter::anchors`]).
     pub fn anchor_offsets(&self, hits: &Hits, rules: &[usize]) -> Option<Vec<usize>> {
@@ -548,6 +543,6 @@ mod tests {
         assert_eq!(p.possible(&p.scan("x")), [true]);
         assert_eq!(p.possible(&p.scan("y")), [false]);
         // Nothing to anchor the rule by: its matches could be anywhere.
-        assert!(!p.anchored(&[0]));
+        assert!(!p.is_anchored(0));
     }
 }

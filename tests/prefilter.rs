@@ -45,6 +45,16 @@ fn fixture_files() -> Vec<(String, String)> {
     out
 }
 
+/// The survey of `source` as the module `m.py`.
+fn survey_of(engine: Engine<'_>, source: &str) -> regraft::engine::Survey {
+    engine
+        .survey(Target {
+            path: "m.py",
+            source,
+        })
+        .unwrap()
+}
+
 fn compare(set: &RuleSet, versions: &[&str]) {
     let env = crate::util::versions(versions);
     for (path, source) in fixture_files() {
@@ -293,12 +303,7 @@ fn a_patch_that_is_not_a_fixed_point_is_caught_with_and_without_the_prefilter() 
     compare(&set, &[]);
     let env = crate::util::versions(&[]);
     let source = "import x\n\n\ndef f(h):\n    out = decoder_layer(h)\n    return out\n";
-    let survey = Engine::new(&set, &env, None)
-        .survey(Target {
-            path: "m.py",
-            source,
-        })
-        .unwrap();
+    let survey = survey_of(Engine::new(&set, &env, None), source);
     let kinds: Vec<&str> = survey.errors.iter().map(|(_, e)| e.kind()).collect();
     assert_eq!(kinds, ["not-idempotent"]);
 }
@@ -433,12 +438,7 @@ expect: {min: 0}
     let set = RuleSet::compile(regraft::rules::load_yaml("r.yaml", yaml).unwrap()).unwrap();
     let env = crate::util::versions(&[]);
     let source = "x = layer(x, True)\nout = decoder_layer(h, mask=m)\n";
-    let survey = Engine::new(&set, &env, None)
-        .survey(Target {
-            path: "m.py",
-            source,
-        })
-        .unwrap();
+    let survey = survey_of(Engine::new(&set, &env, None), source);
     assert_eq!(
         survey.output,
         "x = layer(x, False)\nout = decoder_layer(h)\n"
@@ -460,16 +460,8 @@ fn a_definition_parsed_alone_keeps_the_indented_comment_below_it() {
     );
     let env = crate::util::versions(&[]);
     let source = "def forward(x):\n    return x\n\n\n\t# indented comment\nif True:\n    y = 1\n";
-    let survey = |engine: Engine<'_>| {
-        engine
-            .survey(Target {
-                path: "m.py",
-                source,
-            })
-            .unwrap()
-    };
-    let with = survey(Engine::new(&set, &env, None));
-    let without = survey(Engine::new(&set, &env, None).without_prefilter());
+    let with = survey_of(Engine::new(&set, &env, None), source);
+    let without = survey_of(Engine::new(&set, &env, None).without_prefilter(), source);
     assert_eq!(with.output, without.output);
     assert_eq!(with.rules, without.rules);
     compare(&set, &[]);

@@ -6,7 +6,6 @@
 use regex_syntax::hir::literal::{ExtractKind, Extractor};
 
 use super::CompiledRule;
-use crate::pattern::Pattern;
 use crate::prefilter::Clauses;
 
 /// Above this many literals a regex's alternation says too little to be worth a clause.
@@ -50,15 +49,15 @@ impl CompiledRule {
             .into_iter()
             .map(|l| vec![l])
             .collect();
-        out.extend(self.bound_clauses(&self.pattern));
+        out.extend(self.bound_clauses());
         dedup(out)
     }
 
-    /// What the `where` conditions require of the text of metavariables every match of
-    /// `pattern` binds in its anchor part (a condition on a name bound elsewhere, or only by a
-    /// scope, says nothing of the match).
-    fn bound_clauses(&self, pattern: &Pattern) -> Clauses {
-        let bound = pattern.anchor_metavars();
+    /// What the `where` conditions require of the text of metavariables every match binds in
+    /// its anchor part (a condition on a name bound elsewhere, or only by a scope, says nothing
+    /// of the match).
+    fn bound_clauses(&self) -> Clauses {
+        let bound = self.pattern.anchor_metavars();
         let mut out = Clauses::new();
         for c in self.constraints.iter().filter(|c| bound.contains(&c.name)) {
             out.extend(c.regex.as_ref().and_then(required_by));
@@ -73,14 +72,18 @@ impl CompiledRule {
     /// [`CompiledRule::literals`]) and what `where` requires of what its matches bind.
     pub fn needs(&self) -> Clauses {
         let mut out: Clauses = self.literals().into_iter().map(|l| vec![l]).collect();
-        out.extend(self.bound_clauses(&self.pattern));
+        out.extend(self.bound_clauses());
         dedup(out)
     }
 
     /// The clauses the top-level statement of every match satisfies: the anchor clauses, or
     /// else the literals of what an enclosing scope must hold.
     pub fn statement_clauses(&self) -> Clauses {
-        let own = self.anchor_clauses();
+        self.statement_clauses_given(self.anchor_clauses())
+    }
+
+    /// As [`CompiledRule::statement_clauses`], with the anchor clauses already read.
+    pub(super) fn statement_clauses_given(&self, own: Clauses) -> Clauses {
         if !own.is_empty() {
             return own;
         }

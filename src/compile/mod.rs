@@ -417,7 +417,8 @@ impl RuleSet {
             compiled.iter().map(CompiledRule::anchor_clauses).collect();
         let in_statements: Vec<Clauses> = compiled
             .iter()
-            .map(CompiledRule::statement_clauses)
+            .zip(&inside_matches)
+            .map(|(r, own)| r.statement_clauses_given(own.clone()))
             .collect();
         let by_root_kind = by_root_kind(&compiled);
         let rooted_below = rooted_below(&by_root_kind);
