@@ -157,6 +157,12 @@ fn an_editor_session_over_stdio() {
     );
     let text = hover["contents"]["value"].as_str().unwrap();
     assert!(text.starts_with("`match`"), "{text}");
+    // The short paragraph and its example, not the whole reference entry.
+    assert!(
+        text.contains("The code to find") && text.contains("```yaml"),
+        "{text}"
+    );
+    assert!(text.len() < 600, "{} characters: {text}", text.len());
     let hover = client.request(
         "textDocument/hover",
         json!({"textDocument": {"uri": uri}, "position": {"line": 3, "character": 15}}),

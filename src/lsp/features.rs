@@ -7,10 +7,10 @@ use lsp_types::{
 };
 
 use super::jobs::Budget;
-use super::reference;
 use super::text::{offset, position, word_at};
 use crate::rules::Syntax;
 use crate::rules::convert::{INSIDE_KEYS, RULE_KEYS};
+use crate::rules::reference;
 
 /// The syntax of the document at `uri`, if it is a rule file: `*.graft`, or a YAML file whose
 /// text has a rule's keys (`id:` and `match:` at the start of a line).
@@ -86,7 +86,7 @@ pub(super) fn hover(uri: &Uri, text: &str, at: Position, budget: &Budget) -> Opt
         }
         said
     } else {
-        reference::entry(word)?.to_string()
+        reference::entry(word)?.short()
     };
     Some(Hover {
         contents: HoverContents::Markup(MarkupContent {
@@ -264,7 +264,7 @@ fn items<'a>(
                 documentation: reference::entry(label).map(|d| {
                     lsp_types::Documentation::MarkupContent(MarkupContent {
                         kind: MarkupKind::Markdown,
-                        value: d.to_string(),
+                        value: d.short(),
                     })
                 }),
                 ..CompletionItem::default()

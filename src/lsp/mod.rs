@@ -12,7 +12,6 @@ mod coalesce;
 mod features;
 mod jobs;
 mod lens;
-mod reference;
 mod text;
 mod transport;
 

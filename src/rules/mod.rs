@@ -8,6 +8,7 @@ pub mod dsl;
 pub mod error;
 pub mod model;
 mod reader;
+pub mod reference;
 pub mod spans;
 pub mod write;
 pub mod yaml;

@@ -156,9 +156,9 @@ impl Cx<'_> {
                 format!("actions go under `action:`, e.g. `action: {{{s}: ...}}`"),
             ),
             Some(s) if actions.contains(&s) => {
-                error.with_help(format!("did you mean the action `{s}`?"))
+                error.with_help(format!("did you mean the action `{s}`?{}", gloss(s, "")))
             }
-            Some(s) => error.with_help(format!("did you mean `{s}`?")),
+            Some(s) => error.with_help(format!("did you mean `{s}`?{}", gloss(s, within))),
             None => error.with_help(format!("expected one of: {}", allowed.join(", "))),
         }
     }
@@ -237,4 +237,13 @@ impl Cx<'_> {
             other => Err(self.wrong_type(path, key, "a whole number", other)),
         }
     }
+}
+
+/// The reference's summary of a suggested key or action, to say what it is for beside its
+/// name (`within` is the key it stands under, `inside` for `inside.class`).
+pub(crate) fn gloss(name: &str, within: &str) -> String {
+    let scoped = format!("{within}.{name}");
+    super::reference::entry(&scoped)
+        .or_else(|| super::reference::entry(name))
+        .map_or_else(String::new, |e| format!(" — {}", e.summary))
 }

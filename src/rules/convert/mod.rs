@@ -11,7 +11,7 @@ use super::Syntax;
 use super::action::{ArgReader, action_names, action_spec};
 use super::error::{RuleError, RuleErrorKind, did_you_mean};
 use super::model::{Action, Expect, Phase, Policy, Position, Rule, Spanned};
-pub(crate) use super::reader::{Cx, child, key_path};
+pub(crate) use super::reader::{Cx, child, gloss, key_path};
 use super::spans::{Path, Seg, SpanIndex};
 use crate::source::SourceFile;
 
@@ -227,7 +227,7 @@ impl Cx<'_> {
             );
             let names = action_names();
             return Err(match did_you_mean(&name, &names) {
-                Some(s) => error.with_help(format!("did you mean `{s}`?")),
+                Some(s) => error.with_help(format!("did you mean `{s}`?{}", gloss(s, ""))),
                 None => error.with_help(format!("actions: {}", names.join(", "))),
             });
         };
