@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Prints how regraft's time and memory grow with the size of hostile inputs, to show they
-# grow linearly (release build; figures in the README's Safety section):
+# grow linearly (release build; figures in docs/src/concepts/safety.md):
 #   bench/bounds.sh [BINARY]
 # - N rules in one file, applied to a one-line file (5k, 10k, 20k, 40k);
 # - one call with N keyword arguments, one removed (75k, 150k, 300k);

@@ -177,13 +177,13 @@ impl SourceFile {
 #[derive(Debug, thiserror::Error, miette::Diagnostic)]
 pub enum FileError {
     /// A file could not be read or written.
-    #[error("{path}")]
+    #[error("{path}: {}", io_reason(error))]
     #[diagnostic(code(regraft::io))]
     Io {
         /// The file.
         path: String,
-        /// The I/O error.
-        source: std::io::Error,
+        /// The I/O error (said in the message, not as a cause below it: it is the whole story).
+        error: std::io::Error,
     },
     /// A folder could not be walked.
     #[error("cannot walk {path}: {reason}")]
@@ -196,12 +196,21 @@ pub enum FileError {
     },
 }
 
+/// An I/O error in words a user acts on; the OS's own where there are none better.
+fn io_reason(error: &std::io::Error) -> String {
+    match error.kind() {
+        std::io::ErrorKind::NotFound => "no such file or folder".into(),
+        std::io::ErrorKind::PermissionDenied => "permission denied".into(),
+        _ => error.to_string(),
+    }
+}
+
 impl FileError {
     /// An I/O error on `path`.
-    pub fn io(path: &std::path::Path, source: std::io::Error) -> Self {
+    pub fn io(path: &std::path::Path, error: std::io::Error) -> Self {
         FileError::Io {
             path: path.display().to_string(),
-            source,
+            error,
         }
     }
 

@@ -494,7 +494,10 @@ fn write_then_check_passes_for_rename_and_delete_rules_and_real_drift_still_fail
     let delete = "id: d\ninside: {class: Model, function: forward}\nmatch: \"x = self.dropout(x)\"\naction: {delete: true}\nexpect: 1\n";
     let source = "class Model:\n    def forward(self, x):\n        x = self.dropout(x)\n        return x\n\n    def helper(self, x):\n        return x\n";
     let (dir, said) = write_then_check(delete, source);
-    assert!(said.contains("d already applied (1 match)"), "{said}");
+    assert!(
+        said.contains("d already applied (1 function cleared: nothing left to delete)"),
+        "{said}"
+    );
     // Upstream changed the statement rather than the deletion removing it: drift.
     std::fs::write(dir.path().join("m.py"), "class Model:\n    def forward(self, x):\n        x = self.drop_path(x)\n        return x\n").unwrap();
     let drift = regraft(&["apply", "-r", "r.yaml", "m.py", "--check"], dir.path());
@@ -655,10 +658,12 @@ fn a_rule_whose_files_select_no_target_fails_the_check() {
     );
 }
 
-/// A rule from `regraft new rule` is formatted as written: `fmt` keeps the author's quoting
-/// and flow style where the value is canonical, and leaves defaults out.
+/// A rule from `regraft new rule` is laid out already; `fmt` keeps a rule's keys where its
+/// author put them (a default written out too), and `fmt --canonical` puts them in schema
+/// order, leaves defaults out, and keeps the author's quoting and flow style where the value
+/// is canonical.
 #[test]
-fn a_new_rule_passes_fmt_check_and_fmt_drops_only_what_is_not_canonical() {
+fn a_new_rule_passes_fmt_check_and_fmt_canonical_drops_only_what_is_not_canonical() {
     let dir = tempfile::tempdir().unwrap();
     let new = crate::util::regraft(&["new", "rule", "fresh"], dir.path());
     assert_eq!(
@@ -667,16 +672,23 @@ fn a_new_rule_passes_fmt_check_and_fmt_drops_only_what_is_not_canonical() {
         "{}",
         crate::util::text(&new.stderr)
     );
-    let check = crate::util::regraft(&["fmt", "--check", "rules"], dir.path());
-    assert_eq!(
-        check.status.code(),
-        Some(0),
-        "{}",
-        crate::util::text(&check.stdout)
-    );
+    for check in [
+        &["fmt", "--check", "rules"][..],
+        &["fmt", "--check", "--canonical", "rules"],
+    ] {
+        let check = crate::util::regraft(check, dir.path());
+        assert_eq!(
+            check.status.code(),
+            Some(0),
+            "{}",
+            crate::util::text(&check.stdout)
+        );
+    }
     let text = "expect: 1\nid: z\nphase: pre_compile\nmatch: \"f($X)\"   # the call\naction:\n  replace: 'g($X)'\n";
     std::fs::write(dir.path().join("z.yaml"), text).unwrap();
-    let out = crate::util::regraft(&["fmt", "z.yaml"], dir.path());
+    let out = crate::util::regraft(&["fmt", "--check", "z.yaml"], dir.path());
+    assert_eq!(out.status.code(), Some(0), "laid out as written already");
+    let out = crate::util::regraft(&["fmt", "--canonical", "z.yaml"], dir.path());
     assert_eq!(out.status.code(), Some(0));
     assert_eq!(
         std::fs::read_to_string(dir.path().join("z.yaml")).unwrap(),
@@ -908,4 +920,50 @@ fn a_deleting_rule_explains_its_drift_after_write_and_per_run_counts_read_as_suc
         "{said}"
     );
     assert!(!said.contains("per selected file"), "{said}");
+}
+
+/// `--rule-errors summary` (what the pre-commit hooks other than regraft-lint pass): a rule
+/// file that does not load is named in one line, so a broken rule is reported in full once
+/// per `pre-commit run`, by regraft-lint; a drift or any other failure is still in full.
+#[test]
+fn rule_errors_summary_names_a_broken_rule_file_in_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("rules")).unwrap();
+    std::fs::write(
+        dir.path().join("rules/r.yaml"),
+        "id: r\nmach: \"f($X)\"\naction: {replace: \"g($X)\"}\n",
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("m.py"), "y = f(1)\n").unwrap();
+    let run = |extra: &[&str]| {
+        crate::util::regraft(
+            &[&["apply", "--verify", "m.py"], extra].concat(),
+            dir.path(),
+        )
+    };
+    let summary = run(&["--rule-errors", "summary"]);
+    assert_eq!(summary.status.code(), Some(2));
+    assert_eq!(
+        crate::util::text(&summary.stderr),
+        "error: rules/r.yaml does not load: nothing checked (`regraft lint rules/r.yaml` shows why)\n"
+    );
+    let full = run(&[]);
+    assert_eq!(full.status.code(), Some(2));
+    assert!(
+        crate::util::text(&full.stderr).contains("unknown key `mach`"),
+        "{}",
+        crate::util::text(&full.stderr)
+    );
+    std::fs::write(
+        dir.path().join("rules/r.yaml"),
+        "id: r\nmatch: \"h($X)\"\naction: {replace: \"g($X)\"}\nexpect: 1\n",
+    )
+    .unwrap();
+    let drift = run(&["--rule-errors", "summary"]);
+    assert_eq!(drift.status.code(), Some(3));
+    assert!(
+        crate::util::text(&drift.stderr).contains("drift"),
+        "{}",
+        crate::util::text(&drift.stderr)
+    );
 }

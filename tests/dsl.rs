@@ -297,7 +297,9 @@ fn fmt_keeps_comments_above_a_rules_keys_in_both_syntaxes() {
     let dir = tempfile::tempdir().unwrap();
     let yaml = "- id: a\n  # why this shape\n  match: \"f($X)\"\n  # the fix\n  action: {replace: \"g($X)\"}\n";
     fs::write(dir.path().join("a.yaml"), yaml).unwrap();
-    let out = regraft(&["fmt", "a.yaml"], dir.path());
+    let check = regraft(&["fmt", "--check", "a.yaml"], dir.path());
+    assert_eq!(check.status.code(), Some(0), "a list stays a list");
+    let out = regraft(&["fmt", "--canonical", "a.yaml"], dir.path());
     assert_eq!(
         out.status.code(),
         Some(0),

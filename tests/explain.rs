@@ -22,12 +22,10 @@ fn with_in_shows_matches_bindings_and_near_misses() {
         "--with",
         "transformers=4.50.3",
     ]);
-    // The three kinds of near miss: a scope, a loop header, and an argument.
+    // Two kinds of near miss: a loop header and an argument. The call in `DemoEncoder` is in
+    // another class than the rule's, beside candidates in `DemoDecoder.forward`: not shown.
     // (miette wraps long messages, so look for the parts that stay on one line.)
-    assert!(
-        out.contains("inside `class DemoEncoder`, rule wants class"),
-        "{out}"
-    );
+    assert!(!out.contains("DemoEncoder"), "{out}");
     assert!(out.contains("wants `layers`, found `blocks`"), "{out}");
     assert!(
         out.contains("argument 2 is positional, pattern wants keyword"),
@@ -38,6 +36,60 @@ fn with_in_shows_matches_bindings_and_near_misses() {
         "{out}"
     );
     insta::assert_snapshot!(out);
+}
+
+#[test]
+fn a_candidate_in_another_scope_is_shown_where_none_is_in_the_rules() {
+    let dir = tempfile::tempdir().unwrap();
+    let demo = std::fs::read_to_string(root().join("tests/fixtures/explain/modeling_demo.py"));
+    let encoder_only = demo
+        .unwrap()
+        .split("\n\n\nclass DemoDecoder")
+        .next()
+        .unwrap()
+        .to_string();
+    let file = dir.path().join("modeling_demo.py");
+    std::fs::write(&file, encoder_only + "\n").unwrap();
+    let out = explain(&[
+        "tests/fixtures/explain/use-cache.yaml",
+        "--in",
+        file.to_str().unwrap(),
+        "--with",
+        "transformers=4.57.6",
+    ]);
+    assert!(
+        out.contains("inside `class DemoEncoder`, rule wants class"),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_loop_over_another_list_names_the_list_inside_a_call() {
+    let dir = tempfile::tempdir().unwrap();
+    let whisper = std::fs::read_to_string(root().join("examples/whisper/modeling_whisper.py"));
+    let file = dir.path().join("modeling_whisper.py");
+    std::fs::write(
+        &file,
+        whisper.unwrap().replace("self.layers", "self.blocks"),
+    )
+    .unwrap();
+    let out = explain(&[
+        "rules/whisper-decoder-layer-positional.yaml",
+        "--in",
+        file.to_str().unwrap(),
+        "--with",
+        "transformers=4.57.6",
+    ]);
+    let words = crate::util::words(&out);
+    assert!(
+        words.contains("argument 1: wants `layers`, found `blocks`"),
+        "{out}"
+    );
+    // Not the count of arguments, which agrees, nor the encoder, another class.
+    assert!(
+        !words.contains("the call has 1") && !words.contains("WhisperEncoder"),
+        "{out}"
+    );
 }
 
 #[test]

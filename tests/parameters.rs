@@ -74,7 +74,7 @@ fn adding_refuses_what_would_change_meaning() {
     let e = run(ADD, "def f(a, *args):\n    return args\n").unwrap_err();
     assert!(e.contains("would take the first value it receives"), "{e}");
     let e = run(ADD, "scale = 2\ndef f(a):\n    return a * scale\n").unwrap_err();
-    assert!(e.contains("the body already uses `scale`"), "{e}");
+    assert!(e.contains("the body already reads `scale`"), "{e}");
     let e = run(ADD, "def f(a, scale=2.0):\n    return a\n").unwrap_err();
     assert!(e.contains("already has `scale=2.0`"), "{e}");
     // An attribute or a keyword of that spelling is no use of the name.

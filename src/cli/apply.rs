@@ -415,6 +415,13 @@ fn report_failures(outcomes: &[Outcome], args: &ApplyArgs, colors: Colors) -> u8
             exit = exit.max(exit_code(e));
             if args.format == Format::Human {
                 err(render(e, colors.stderr));
+                if let Error::Patch(p) = e
+                    && let Some(command) = p.explain_command()
+                {
+                    err(format!(
+                        "  the near misses, and why each fails: {command}\n\n"
+                    ));
+                }
             }
         }
     }

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use clap::Args;
 use miette::Severity;
 
-use super::{Colors, err, out, rule_paths};
+use super::{Colors, err, out};
 use crate::error::Error;
 use crate::report::findings::{Finding, Format, render_findings};
 use crate::report::lint::findings as located;
@@ -38,7 +38,7 @@ impl super::Configure for LintArgs {
 pub(super) fn run(args: LintArgs, colors: Colors) -> Result<u8, Error> {
     let mut paths = args.rules.clone();
     paths.extend(args.files.iter().cloned());
-    let findings = crate::lint::lint(&rule_paths(&paths))?;
+    let findings = crate::lint::lint(&super::existing_rule_paths(&paths)?)?;
     let errors = findings
         .iter()
         .filter(|f| f.kind.severity() == Severity::Error)

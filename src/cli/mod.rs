@@ -4,6 +4,7 @@
 
 mod apply;
 mod bisect;
+mod docs;
 mod explain;
 mod fmt;
 mod lint;
@@ -55,6 +56,35 @@ struct Cli {
     /// nothing, and the time taken.
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
     verbose: u8,
+    /// How a rule file that does not load is reported: `full`, its diagnostics; `summary`,
+    /// one line naming it and what was skipped (`regraft lint` shows why). The pre-commit
+    /// hooks other than regraft-lint pass `summary`, so a broken rule is reported once a run.
+    #[arg(long, global = true, value_enum, default_value_t = RuleErrors::Full)]
+    rule_errors: RuleErrors,
+}
+
+/// How a rule file that does not load is reported (`--rule-errors`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum RuleErrors {
+    /// The file's diagnostics.
+    Full,
+    /// One line naming the file and what was skipped.
+    Summary,
+}
+
+/// `--rule-errors summary`, decided once per run.
+static SUMMARY: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Reports `error`: in full, or where it is a rule file's that does not load and
+/// `--rule-errors summary` is given, in one line saying what was `skipped` for it.
+fn report_error(error: &Error, skipped: &str, palette: Palette) {
+    match error {
+        Error::Rule(e) if SUMMARY.load(std::sync::atomic::Ordering::Relaxed) => err(format!(
+            "error: {} does not load: {skipped} (`regraft lint {}` shows why)\n",
+            e.file_name, e.file_name
+        )),
+        _ => err(render(error, palette)),
+    }
 }
 
 /// How much a run says on stderr beside its results: -1 per `-q`, +1 per `-v`. Decided once
@@ -96,7 +126,11 @@ impl Command {
             Command::Test(a) => a.configure(config),
             Command::Matrix(a) => a.configure(config),
             Command::Bisect(a) => a.configure(config),
-            Command::New(_) | Command::Completions(_) | Command::Reach(_) | Command::Lsp => {}
+            Command::New(_)
+            | Command::Completions(_)
+            | Command::Reach(_)
+            | Command::Docs(_)
+            | Command::Lsp => {}
         }
     }
 }
@@ -134,7 +168,8 @@ enum Command {
     Apply(apply::ApplyArgs),
     /// Show how the engine understands a rule file: scopes, pattern, compiled query.
     Explain(explain::ExplainArgs),
-    /// Print rules in the other syntax, or rewrite rule files in their canonical layout.
+    /// Lay rule files out (as their authors wrote them, or in the canonical form), check
+    /// their layout, or print rules in the other syntax.
     Fmt(fmt::FmtArgs),
     /// Check rule files: everything the loader rejects, plus duplicates, empty version ranges,
     /// unused loop bindings and rules without `expect`.
@@ -155,6 +190,9 @@ enum Command {
     /// Serve the Language Server Protocol on stdin/stdout for rule files (diagnostics, hover,
     /// completion, go to definition): point an editor's LSP client at `regraft lsp`.
     Lsp,
+    /// Write the documentation site's generated pages (rule and command-line reference).
+    #[command(hide = true)]
+    Docs(docs::DocsArgs),
 }
 
 /// Colour for each output stream, decided once per run.
@@ -190,6 +228,10 @@ where
     let level =
         i8::try_from(cli.verbose).unwrap_or(i8::MAX) - i8::try_from(cli.quiet).unwrap_or(i8::MAX);
     VERBOSITY.store(level, std::sync::atomic::Ordering::Relaxed);
+    SUMMARY.store(
+        cli.rule_errors == RuleErrors::Summary,
+        std::sync::atomic::Ordering::Relaxed,
+    );
     let started = std::time::Instant::now();
     match project_config(&cli) {
         Ok(config) => {
@@ -206,7 +248,7 @@ where
     let result = match cli.command {
         Command::Apply(args) => apply::run(args, colors),
         Command::Explain(args) => explain::run(args, colors),
-        Command::Fmt(args) => fmt::run(args),
+        Command::Fmt(args) => fmt::run(args, colors),
         Command::Lint(args) => lint::run(args, colors),
         Command::Test(args) => test::run(args, colors),
         Command::Matrix(args) => matrix::run(args, colors),
@@ -214,6 +256,7 @@ where
         Command::Reach(args) => reach::run(args),
         Command::New(args) => new::run(args),
         Command::Completions(args) => new::completions(args),
+        Command::Docs(args) => docs::run(args),
         Command::Lsp => Ok(match crate::lsp::serve() {
             Ok(()) => 0,
             // The protocol's exit code for an `exit` without `shutdown`, and for a transport
@@ -230,7 +273,7 @@ where
         // A reader that stopped early (`regraft lint | head`) is a normal end.
         Err(e) if closed_stdout(&e) => 0,
         Err(e) => {
-            err(render(&e, colors.stderr));
+            report_error(&e, "nothing checked", colors.stderr);
             exit_code(&e)
         }
     }
@@ -271,8 +314,8 @@ fn detail(text: impl AsRef<str>) {
 fn closed_stdout(error: &Error) -> bool {
     matches!(
         error,
-        Error::Target(TargetError::File(FileError::Io { path, source }))
-            if path == "<stdout>" && source.kind() == std::io::ErrorKind::BrokenPipe
+        Error::Target(TargetError::File(FileError::Io { path, error }))
+            if path == "<stdout>" && error.kind() == std::io::ErrorKind::BrokenPipe
     )
 }
 
@@ -349,7 +392,29 @@ fn rule_paths(paths: &[PathBuf]) -> Vec<PathBuf> {
     }
 }
 
+/// The rule paths given with `-r` (or by the configuration), or `./rules`, each of which
+/// must exist: one that does not is named with where it came from and what to do.
+fn existing_rule_paths(paths: &[PathBuf]) -> Result<Vec<PathBuf>, Error> {
+    let all = rule_paths(paths);
+    if let Some(missing) = all.iter().find(|p| std::fs::symlink_metadata(p).is_err()) {
+        return Err(Error::Usage(if paths.is_empty() {
+            format!(
+                "no rules here: `{}` (the default of `-r/--rules`) does not exist; give \
+                 `-r FILE_OR_FOLDER`, or `rules = [...]` in regraft.toml",
+                missing.display()
+            )
+        } else {
+            format!(
+                "rules `{}` (from `-r/--rules` or the configuration's `rules`): no such file \
+                 or folder",
+                missing.display()
+            )
+        }));
+    }
+    Ok(all)
+}
+
 /// Loads and compiles the rules named by `-r` (default `./rules`).
 fn load_rules(paths: &[PathBuf]) -> Result<RuleSet, Error> {
-    Ok(RuleSet::load(&rule_paths(paths))?)
+    Ok(RuleSet::load(&existing_rule_paths(paths)?)?)
 }

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::{Colors, out, rule_paths};
+use super::{Colors, out};
 use crate::error::Error;
 use crate::report::color::{BAD, GOOD};
 use crate::report::findings::{Finding, Format, Level, render_findings};
@@ -46,7 +46,7 @@ impl super::Configure for TestArgs {
 pub(super) fn run(args: TestArgs, colors: Colors) -> Result<u8, Error> {
     let palette = colors.stdout;
     let mut rules = Vec::new();
-    for path in rule_paths(&args.rules) {
+    for path in super::existing_rule_paths(&args.rules)? {
         rules.extend(crate::rules::load_path(&path)?);
     }
     let (mut passed, mut failed) = (0, 0);

@@ -136,3 +136,62 @@ fn holds_near_miss(rule: &CompiledRule, scope: Node<'_>, matcher: &Matcher<'_>) 
                 .is_some_and(|m| m.depth >= 2)
     })
 }
+
+/// For a deletion scoped by `inside`, what its summary counts in the scope's own unit, so the
+/// run that deletes and the run that finds it done count the same thing: "3 matches in 1
+/// class", then "1 class cleared: nothing left to delete". `None` for other rules.
+pub(super) fn deletion_count(
+    rule: &CompiledRule,
+    matches: &[Found<'_>],
+    status: &crate::engine::outcome::RuleStatus,
+) -> Option<String> {
+    use crate::engine::outcome::RuleStatus;
+    let inside = &rule.rule.inside;
+    let (kind, unit) = match (&inside.function, &inside.class) {
+        (Some(_), _) => ("function_definition", "function"),
+        (None, Some(_)) => ("class_definition", "class"),
+        (None, None) => return None,
+    };
+    let shape = crate::actions::unit(&rule.rule.action)
+        .applied_shape(&rule.rule.action.args, &rule.pattern.source);
+    if !matches!(shape, crate::actions::AppliedShape::Absent) || matches.is_empty() {
+        return None;
+    }
+    let plural = |n: usize, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "es" });
+    let scopes = |n: usize| {
+        format!(
+            "{n} {unit}{}",
+            if n == 1 {
+                ""
+            } else if unit == "class" {
+                "es"
+            } else {
+                "s"
+            }
+        )
+    };
+    match status {
+        RuleStatus::Applied => {
+            let mut around: Vec<usize> = matches
+                .iter()
+                .filter_map(|m| {
+                    std::iter::successors(m.node.parent(), |n| n.parent())
+                        .find(|n| n.kind() == kind)
+                        .map(|n| n.id())
+                })
+                .collect();
+            around.sort_unstable();
+            around.dedup();
+            Some(format!(
+                "{} in {}",
+                plural(matches.len(), "match"),
+                scopes(around.len())
+            ))
+        }
+        RuleStatus::Redundant if matches.iter().all(|m| m.applied) => Some(format!(
+            "{} cleared: nothing left to delete",
+            scopes(matches.len())
+        )),
+        _ => None,
+    }
+}

@@ -162,7 +162,34 @@ pub(crate) fn drift(
         labels,
         far,
         scope,
+        explain: explain_hint(rule, file),
     }
+}
+
+/// The command that shows why: the near misses of `rule` in `file`, each with its reason
+/// (naming the rule file where it is one on disk, so the command runs from where this one did).
+fn explain_hint(rule: &CompiledRule, file: &SourceFile) -> String {
+    let quoted = |path: &str| {
+        let plain = path
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/._-+".contains(c));
+        if plain {
+            path.to_string()
+        } else {
+            format!("'{}'", path.replace('\'', r"'\''"))
+        }
+    };
+    let rules = rule.rule.origin.file.name();
+    let from = if std::path::Path::new(rules).is_file() {
+        format!(" -r {}", quoted(rules))
+    } else {
+        String::new()
+    };
+    format!(
+        "regraft explain {}{from} --in {}",
+        rule.id(),
+        quoted(file.name())
+    )
 }
 
 /// `rule` found `found` matches in the class or function `def`, where its `expect` counts per
@@ -187,6 +214,7 @@ pub(crate) fn drift_in_scope(
         src: file.named_source(),
         labels: vec![LabeledSpan::new_with_span(Some(label), span(header))],
         scope: describe_scope(rule),
+        explain: explain_hint(rule, file),
         far: Vec::new(),
     }
 }

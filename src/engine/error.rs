@@ -70,6 +70,10 @@ pub enum PatchError {
         /// Matches too far from the first to show in one snippet.
         #[related]
         far: Vec<Note>,
+        /// The `regraft explain` command that shows the near misses and why each fails: the
+        /// command line prints it after the diagnostic, on a line of its own (unwrapped, so it
+        /// can be copied).
+        explain: String,
     },
 
     /// Two edits overlap.
@@ -221,6 +225,9 @@ pub enum PatchError {
         /// Where the new code reads it.
         #[label("read here, bound in no scope it sees")]
         at: SourceSpan,
+        /// Where it reads the other names no scope binds, when there are several.
+        #[label(collection, "and this, bound in no scope it sees")]
+        others: Vec<SourceSpan>,
     },
 
     /// A rule that edited nothing matches what other rules wrote: applied again, the pack
@@ -349,6 +356,14 @@ impl PatchError {
             | PatchError::ImportClash { rule, .. }
             | PatchError::ImportPlace { rule, .. } => Some(rule),
             PatchError::Conflict { first, .. } => Some(first),
+        }
+    }
+
+    /// The command showing why a drift error's rule found what it found, where it is one.
+    pub fn explain_command(&self) -> Option<&str> {
+        match self {
+            PatchError::Drift { explain, .. } => Some(explain),
+            _ => None,
         }
     }
 

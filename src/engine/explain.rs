@@ -24,6 +24,10 @@ use crate::versions::Gate;
 /// The score of a candidate that passed the scopes and failed in the pattern, plus the depth
 /// it got to: above every scope miss.
 const PATTERN_MISS: u32 = 3000;
+/// A score from here up: the candidate stands in the rule's class and function.
+const IN_SCOPE: u32 = 2000;
+/// Added to a scope's score where the definition is named right but misses a predicate.
+const PREDICATE_MISS: u32 = 500;
 
 /// How many near misses `explain` shows.
 pub const NEAR_MISSES_SHOWN: usize = 5;
@@ -110,6 +114,11 @@ impl Engine<'_> {
             .max()
         {
             near.retain(|n| n.2 < PATTERN_MISS || n.2 + 1 >= best);
+        }
+        // Where a candidate stands in the rule's scopes (its class and function), one in a
+        // class or function of another name is beside the point: only those are shown.
+        if near.iter().any(|n| n.2 >= IN_SCOPE) {
+            near.retain(|n| n.2 >= IN_SCOPE || n.2 % 1000 == PREDICATE_MISS);
         }
         // Several candidates failing at the same place for the same reason are one near miss.
         let mut seen = std::collections::HashSet::new();
@@ -282,11 +291,19 @@ fn definition_reason(
                 .filter
                 .filter(|f| f.matches_name(name))
                 .and_then(|f| unmet_predicate(d, f, wanted.patterns, text, matcher));
-            let reason = match unmet {
-                Some(unmet) => format!("{what} `{name}` {unmet}"),
-                None => format!("inside `{keyword} {name}`, rule wants {what} {description}"),
-            };
-            (header, score, reason)
+            // Named right but missing a predicate is nearer than named otherwise.
+            match unmet {
+                Some(unmet) => (
+                    header,
+                    score + PREDICATE_MISS,
+                    format!("{what} `{name}` {unmet}"),
+                ),
+                None => (
+                    header,
+                    score,
+                    format!("inside `{keyword} {name}`, rule wants {what} {description}"),
+                ),
+            }
         }
         None => (
             node.byte_range(),

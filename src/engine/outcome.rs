@@ -110,7 +110,8 @@ pub struct RuleReport {
     pub step: usize,
     /// The outcome.
     pub status: RuleStatus,
-    /// Why the rule is inactive, when it is.
+    /// Why the rule is inactive, when it is; for a scoped deletion, what it counted in the
+    /// scope's unit ("3 matches in 1 class", then "1 class cleared: nothing left to delete").
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     /// Its matches.

@@ -184,6 +184,7 @@ impl Engine<'_> {
                 rules: named,
                 src,
                 at,
+                others: rejected.also.into_iter().map(span).collect(),
             },
             verify::Rejection::Attribute => PatchError::UnknownAttribute {
                 path,
@@ -273,6 +274,7 @@ impl Engine<'_> {
         }
         let applied = matches.iter().any(|m| m.applied);
         plan.report.status = status(rule, &plan.report.matches, failed, applied);
+        plan.report.reason = super::applied::deletion_count(rule, matches, &plan.report.status);
         plan
     }
 

@@ -16,6 +16,8 @@ pub(crate) struct Rejected {
     pub reason: String,
     /// Where, in `output`.
     pub at: Range<usize>,
+    /// Other places the same refusal covers (every unbound name of an edit, not the first).
+    pub also: Vec<Range<usize>>,
     /// The result.
     pub output: String,
     /// What is wrong with it.
@@ -72,7 +74,10 @@ pub(crate) fn apply_and_reparse(
             Some(e) => (format!("CPython rejects it: {}", e.message), e.range),
             None => {
                 let refused = unresolved_name((text, parsed), planned, &output, &reparsed, names)
-                    .map(|(reason, at)| (reason, at, Rejection::Name))
+                    .map(|(reason, mut at)| {
+                        let first = at.remove(0);
+                        (reason, first, at, Rejection::Name)
+                    })
                     .or_else(|| {
                         let tree = crate::python::Held::or_parse(
                             reparsed
@@ -88,14 +93,15 @@ pub(crate) fn apply_and_reparse(
                             &edit_spans(text, planned),
                             &names.provided,
                         )
-                        .map(|(reason, at)| (reason, at, Rejection::Attribute))
+                        .map(|(reason, at)| (reason, at, Vec::new(), Rejection::Attribute))
                     });
                 match refused {
                     None => return Ok((output, reparsed)),
-                    Some((reason, at, kind)) => {
+                    Some((reason, at, also, kind)) => {
                         return Err(Rejected {
                             reason,
                             at,
+                            also,
                             output,
                             kind,
                         });
@@ -107,12 +113,13 @@ pub(crate) fn apply_and_reparse(
     Err(Rejected {
         reason,
         at,
+        also: Vec::new(),
         output,
         kind: Rejection::Syntax,
     })
 }
 
-/// The first name the edits read that nothing else in `output` provides (see
+/// Every name the edits read that nothing else in `output` provides (see
 /// `python::names`), as a refusal's reason and place.
 fn unresolved_name(
     (text, parsed): (&str, &Parsed),
@@ -120,7 +127,7 @@ fn unresolved_name(
     output: &str,
     reparsed: &Parsed,
     declared: &Names<'_>,
-) -> Option<(String, Range<usize>)> {
+) -> Option<(String, Vec<Range<usize>>)> {
     let edits = edit_spans(text, planned);
     // Whole trees the step already holds save the name check a parse each.
     let output_whole = reparsed
@@ -141,33 +148,69 @@ fn unresolved_name(
                 format!(
                     "the edit reads `{name}`, which the rule imports, but {scope} binds `{name}` nearer: the read would not find the import"
                 ),
-                at,
+                vec![at],
             ));
         }
     }
-    let found = names::first_unresolved(
+    let found = names::unresolved(
         (text, output),
         reparsed.tree.root_node(),
         &edits,
         &declared.provided,
         whole,
-    )?;
-    let elsewhere = if found.bound_in.is_empty() {
+    );
+    if found.is_empty() {
+        return None;
+    }
+    if let [one] = found.as_slice() {
+        return Some((
+            format!(
+                "the edit reads `{}`, which no scope it can see binds (searched {}){}: a NameError when it runs",
+                one.name,
+                one.searched.join(", "),
+                bound_elsewhere(one)
+            ),
+            vec![one.at.clone()],
+        ));
+    }
+    Some((
+        several_unresolved(&found),
+        found.iter().map(|f| f.at.clone()).collect(),
+    ))
+}
+
+/// Every unbound name at once (a rule author declares them from one run, not one run each),
+/// those searched for in the same scopes said together.
+fn several_unresolved(found: &[names::Unresolved]) -> String {
+    let mut groups: Vec<(String, Vec<String>)> = Vec::new();
+    for f in found {
+        let context = format!("searched {}{}", f.searched.join(", "), bound_elsewhere(f));
+        match groups.iter_mut().find(|(c, _)| *c == context) {
+            Some((_, names)) => names.push(format!("`{}`", f.name)),
+            None => groups.push((context, vec![format!("`{}`", f.name)])),
+        }
+    }
+    let each: Vec<String> = groups
+        .iter()
+        .map(|(context, names)| format!("{} ({context})", names.join(", ")))
+        .collect();
+    format!(
+        "the edits read {} names that no scope they can see binds: {}; each a NameError when it runs",
+        found.len(),
+        each.join("; ")
+    )
+}
+
+/// Where a name no scope of the read binds is bound out of its sight, as a clause.
+fn bound_elsewhere(f: &names::Unresolved) -> String {
+    if f.bound_in.is_empty() {
         String::new()
     } else {
         format!(
             "; it is bound only in {}, out of its sight",
-            found.bound_in.join(", ")
+            f.bound_in.join(", ")
         )
-    };
-    Some((
-        format!(
-            "the edit reads `{}`, which no scope it can see binds (searched {}){elsewhere}: a NameError when it runs",
-            found.name,
-            found.searched.join(", ")
-        ),
-        found.at,
-    ))
+    }
 }
 
 /// Each planned edit's range in the output, with the text of `text` it replaced.

@@ -85,6 +85,8 @@ pub fn render(diagnostic: &dyn Diagnostic, palette: super::Palette) -> String {
     let handler = GraphicalReportHandler::new_themed(theme)
         .with_width(width())
         .with_break_words(false)
+        .with_word_splitter(textwrap::WordSplitter::NoHyphenation)
+        .with_word_separator(textwrap::WordSeparator::AsciiSpace)
         .with_context_lines(2);
     let mut out = String::new();
     if handler.render_report(&mut out, diagnostic).is_err() {

@@ -178,6 +178,25 @@ pub fn load_text(name: &str, text: &str, syntax: Syntax) -> Result<Vec<Rule>, Ru
     first_error(read_text(name, text, syntax))
 }
 
+/// Where YAML stops at a `: ` inside a plain value (`description: Fix: the call`, a pattern
+/// `lambda x: x`), the fix: quote the value. `None` where the line is not of that shape.
+fn colon_in_plain_value(text: &str, offset: usize) -> Option<String> {
+    let start = text[..offset.min(text.len())]
+        .rfind('\n')
+        .map_or(0, |i| i + 1);
+    let end = text[start..].find('\n').map_or(text.len(), |i| start + i);
+    let line = text[start..end].trim_end_matches('\r');
+    let (key, value) = line
+        .trim_start()
+        .trim_start_matches("- ")
+        .split_once(": ")?;
+    let plain = !value.starts_with(['"', '\'', '[', '{', '|', '>']);
+    (plain && value.contains(": ") && !key.contains(' ')).then(|| {
+        let quoted = value.trim().replace('\'', "''");
+        format!("a plain YAML value cannot hold `: `; quote it: `{key}: '{quoted}'`")
+    })
+}
+
 fn read_text(name: &str, text: &str, syntax: Syntax) -> ReadRules {
     let file = SourceFile::new(name, text);
     let documents = match syntax {
@@ -188,7 +207,12 @@ fn read_text(name: &str, text: &str, syntax: Syntax) -> ReadRules {
                     .chars()
                     .next()
                     .map_or(e.offset, |c| e.offset + c.len_utf8());
-                RuleError::new(RuleErrorKind::Yaml(e.message), &file, e.offset..end)
+                let hint = colon_in_plain_value(text, e.offset);
+                let error = RuleError::new(RuleErrorKind::Yaml(e.message), &file, e.offset..end);
+                match hint {
+                    Some(h) => error.with_help(h),
+                    None => error,
+                }
             }),
         Syntax::Dsl => dsl::read(text).map(|doc| vec![doc]).map_err(|e| {
             let error = RuleError::new(RuleErrorKind::DslSyntax(e.message), &file, e.span);

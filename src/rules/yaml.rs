@@ -127,13 +127,13 @@ fn span_indexes(text: &str) -> Result<Vec<SpanIndex>, YamlSyntaxError> {
 }
 
 /// Maps saphyr's character indexes to byte offsets.
-struct CharOffsets {
+pub(crate) struct CharOffsets {
     bytes: Option<Vec<usize>>,
     len: usize,
 }
 
 impl CharOffsets {
-    fn new(text: &str) -> Self {
+    pub(crate) fn new(text: &str) -> Self {
         let bytes = (!text.is_ascii()).then(|| text.char_indices().map(|(b, _)| b).collect());
         Self {
             bytes,
@@ -141,7 +141,7 @@ impl CharOffsets {
         }
     }
 
-    fn byte(&self, char_index: usize) -> usize {
+    pub(crate) fn byte(&self, char_index: usize) -> usize {
         match &self.bytes {
             None => char_index.min(self.len),
             Some(bytes) => bytes.get(char_index).copied().unwrap_or(self.len),

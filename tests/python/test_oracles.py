@@ -1,6 +1,6 @@
 """The oracles (tests/python/oracles/): generated programs, regraft applied in-process, CPython
 as the judge. A few hundred cases here, derandomized so CI is repeatable; ``bench/oracles.py``
-runs thousands with a seed and prints the figures the README quotes.
+runs thousands with a seed and prints the figures the docs quote.
 ``REGRAFT_ORACLE_CASES`` raises the count per oracle."""
 
 import os

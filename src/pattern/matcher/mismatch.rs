@@ -269,7 +269,52 @@ impl Matcher<'_> {
                 }
             }
         }
+        if let Some(miss) = self.positional_difference(patterns, targets, b, depth) {
+            return miss;
+        }
         self.count_difference(patterns, targets, list, depth)
+    }
+
+    /// Where the positional arguments line up (as many as the pattern's, up to its first
+    /// `$$$`), the first that differs, said from inside it: "argument 1: wants `layers`,
+    /// found `blocks`" rather than a count that agrees.
+    fn positional_difference<'t>(
+        &self,
+        patterns: &[&PatNode],
+        targets: &[Node<'t>],
+        b: &mut Bindings<'t>,
+        depth: u32,
+    ) -> Option<Mismatch> {
+        let positional = |k: Option<&str>| !matches!(k, Some("(" | ")" | "keyword_argument"));
+        let wanted: Vec<&PatNode> = patterns
+            .iter()
+            .copied()
+            .filter(|p| positional(p.kind()))
+            .collect();
+        let found: Vec<Node<'t>> = targets
+            .iter()
+            .copied()
+            .filter(|t| positional(Some(t.kind())))
+            .collect();
+        let fixed = wanted
+            .iter()
+            .take_while(|p| !matches!(p, PatNode::Multi(_)));
+        let open = fixed.clone().count() < wanted.len();
+        let count = fixed.clone().count();
+        if found.len() < count || (!open && found.len() != count) {
+            return None;
+        }
+        for (i, (p, t)) in fixed.zip(&found).enumerate() {
+            let mut probe = b.clone();
+            if self.node(p, *t, &mut probe) {
+                *b = probe;
+                continue;
+            }
+            let mut miss = self.difference(p, *t, b, depth + 1);
+            miss.reason = format!("argument {}: {}", i + 1, miss.reason);
+            return Some(miss);
+        }
+        None
     }
 
     /// The arguments differ in number: how many the pattern wants, and what the call has.

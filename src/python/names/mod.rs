@@ -78,7 +78,7 @@ fn is_read_under<'t>(node: Node<'t>, parent_of: Parent<'_, 't>) -> bool {
 
 /// Whether identifier `node` is bound where it stands: an assignment or `for`/`with`/`except`
 /// target, a walrus, a parameter, a definition's name, an import.
-fn is_binding(node: Node<'_>) -> bool {
+pub(crate) fn is_binding(node: Node<'_>) -> bool {
     is_binding_under(node, &|n| n.parent())
 }
 
@@ -159,26 +159,41 @@ pub struct Whole<'t> {
     pub output: Option<Node<'t>>,
 }
 
-/// The first name an edit reads that no scope it stands in binds. `edits` are the edits'
-/// ranges in `output` with the text each replaced; `root` is a parse of (at least) the edited
-/// statements of `output`.
+/// The first name an edit reads that no scope it stands in binds (see [`unresolved`]).
 pub fn first_unresolved(
-    (input, output): (&str, &str),
+    texts: (&str, &str),
     root: Node<'_>,
     edits: &[(Range<usize>, &str)],
     provided: &[&str],
     whole: Whole<'_>,
 ) -> Option<Unresolved> {
+    unresolved(texts, root, edits, provided, whole)
+        .into_iter()
+        .next()
+}
+
+/// Every name the edits read that no scope it stands in binds, each at its first such read,
+/// first reads first: a rule author declares them all from one run. `edits` are the edits'
+/// ranges in `output` with the text each replaced; `root` is a parse of (at least) the edited
+/// statements of `output`.
+pub fn unresolved(
+    (input, output): (&str, &str),
+    root: Node<'_>,
+    edits: &[(Range<usize>, &str)],
+    provided: &[&str],
+    whole: Whole<'_>,
+) -> Vec<Unresolved> {
     let mut candidates = new_reads(output, root, edits);
     // Names the runtime puts in the module (a rule's `provides`) are bound there.
     candidates.retain(|(name, _)| !provided.contains(&name.as_str()));
     if candidates.is_empty() || output.contains("import *") || output.contains("globals()") {
-        return None;
+        return Vec::new();
     }
     let input_tree = crate::python::Held::or_parse(whole.input, input);
     if !is_closed(input, input_tree.root()) {
-        return None;
+        return Vec::new();
     }
+    let mut found: Vec<Unresolved> = Vec::new();
     let output_tree = crate::python::Held::or_parse(whole.output, output);
     let root = output_tree.root();
     // The scopes binding a name, and where the module deletes it for good, found once per
@@ -214,16 +229,19 @@ pub fn first_unresolved(
             }
             named
         };
+        if found.iter().any(|f| f.name == name) {
+            continue;
+        }
         let mut searched = describe(&chain);
         searched.push("the builtins".into());
-        return Some(Unresolved {
+        found.push(Unresolved {
             name,
             at,
             searched,
             bound_in: describe(&binders),
         });
     }
-    None
+    found
 }
 
 /// The names the edits read that they did not read before and do not bind themselves, nor are

@@ -88,7 +88,7 @@ pub fn markdown() -> String {
          A rule file holds one rule, a YAML list of rules, or several `---` documents (YAML), or\n\
          any number of `rule` blocks (the DSL, `*.graft`). Each key and action below has a short\n\
          description (what your editor's hover shows), an example, and the whole of what it does.\n\
-         The pattern language is described in [Patterns](patterns.md).\n",
+         The pattern language is described in [Patterns](../concepts/patterns.md).\n",
     );
     for (title, actions) in [("Keys", false), ("Actions", true)] {
         let _ = write!(out, "\n## {title}\n");

@@ -92,3 +92,70 @@ pub(super) fn as_written(
     }
     (read == Value::Mapping(canonical.clone())).then_some(text)
 }
+
+/// The top-level keys of each rule of one file, in the order its author wrote them (an
+/// action written bare, as the DSL does, under `action`), read again from the file's text;
+/// `None` where the file does not read as exactly these rules' mappings.
+pub(super) fn key_orders(rules: &[Rule], syntax: crate::rules::Syntax) -> Option<Vec<Vec<String>>> {
+    let text = rules.first()?.origin.file.text();
+    let values: Vec<Value> = match syntax {
+        crate::rules::Syntax::Yaml => crate::rules::yaml::read_documents(text)
+            .ok()?
+            .into_iter()
+            .map(|d| d.value)
+            .collect(),
+        crate::rules::Syntax::Dsl => vec![crate::rules::dsl::read(text).ok()?.0],
+    };
+    let mut maps = Vec::new();
+    for value in values {
+        match value {
+            Value::Mapping(map) => maps.push(map),
+            Value::Sequence(items) => {
+                for item in items {
+                    let Value::Mapping(map) = item else {
+                        return None;
+                    };
+                    maps.push(map);
+                }
+            }
+            _ => return None,
+        }
+    }
+    if maps.len() != rules.len() {
+        return None;
+    }
+    let actions = crate::rules::action::action_names();
+    let order = |map: &Mapping| {
+        let mut keys: Vec<String> = Vec::new();
+        for key in map.keys().filter_map(Value::as_str) {
+            let key = if actions.contains(&key) {
+                "action"
+            } else {
+                key
+            };
+            if !keys.iter().any(|k| k == key) {
+                keys.push(key.to_string());
+            }
+        }
+        keys
+    };
+    Some(maps.iter().map(order).collect())
+}
+
+/// `map` with its keys in `order` (the author's); a key the author did not write stays after
+/// the key it follows in `map`.
+pub(super) fn in_order(map: Mapping, order: Option<&[String]>) -> Mapping {
+    let Some(order) = order else {
+        return map;
+    };
+    let mut ranked = Vec::new();
+    let mut rank = 0;
+    for (i, (key, value)) in map.into_iter().enumerate() {
+        if let Some(at) = order.iter().position(|o| Some(o.as_str()) == key.as_str()) {
+            rank = at;
+        }
+        ranked.push((rank, i, key, value));
+    }
+    ranked.sort_by_key(|(rank, i, ..)| (*rank, *i));
+    ranked.into_iter().map(|(_, _, k, v)| (k, v)).collect()
+}

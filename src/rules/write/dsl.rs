@@ -7,17 +7,28 @@ use crate::rules::model::Rule;
 
 /// Canonical DSL: one block per rule, a blank line between them, leading comments kept.
 pub fn to_dsl(rules: &[(Rule, String)]) -> String {
+    to_dsl_in_order(rules, None)
+}
+
+/// [`to_dsl`], each rule's statements in `orders` (the author's order of its keys, one list
+/// per rule) where given.
+pub(super) fn to_dsl_in_order(rules: &[(Rule, String)], orders: Option<&[Vec<String>]>) -> String {
     rules
         .iter()
-        .map(|(rule, comments)| format!("{comments}{}", dsl_rule(rule)))
+        .enumerate()
+        .map(|(i, (rule, comments))| {
+            let order = orders.and_then(|o| o.get(i)).map(Vec::as_slice);
+            format!("{comments}{}", dsl_rule(rule, order))
+        })
         .collect::<Vec<_>>()
         .join("\n")
 }
 
-fn dsl_rule(rule: &Rule) -> String {
+fn dsl_rule(rule: &Rule, order: Option<&[String]>) -> String {
     let Value::Mapping(map) = to_value(rule) else {
         unreachable!("a rule is a mapping")
     };
+    let map = super::authored::in_order(map, order);
     let mut out = format!("rule {}\n", rule.id.value);
     let notes = key_comments(rule);
     for (key, value) in &map {

@@ -1,10 +1,13 @@
-//! Writes rules back out, in canonical YAML or canonical DSL.
+//! Writes rules back out, in canonical YAML or canonical DSL, or (`fmt`'s default for YAML)
+//! as the author wrote them, laid out ([`layout`]).
 //!
-//! Both writers start from one canonical value tree made from the model, so a rule written in
-//! either syntax and read back is the same rule, and canonical text round-trips byte for byte.
+//! Both canonical writers start from one canonical value tree made from the model, so a rule
+//! written in either syntax and read back is the same rule, and canonical text round-trips
+//! byte for byte.
 
 mod authored;
 mod dsl;
+pub mod layout;
 
 pub use dsl::to_dsl;
 use serde_yaml::{Mapping, Value};
@@ -381,27 +384,34 @@ fn expect_value(e: Expect) -> Value {
 
 /// Canonical YAML: one document per rule, `---` between them, each rule's leading comments kept.
 pub fn to_yaml(rules: &[(Rule, String)]) -> String {
-    yaml(rules, false)
+    yaml(rules, None)
 }
 
-/// What `fmt` writes: canonical YAML, except that a key whose value the author wrote as the
-/// canonical content (in any quoting or flow style, with its comments) stays as written — a
-/// rule fresh from `regraft new rule` is already formatted.
-pub fn to_yaml_as_written(rules: &[(Rule, String)]) -> String {
-    yaml(rules, true)
+/// Canonical YAML, except that a key whose value the author wrote as the canonical content (in
+/// any quoting or flow style, with its comments) stays as written — a rule fresh from `regraft
+/// new rule` is already formatted — and each rule's keys in `orders` (one list per rule) where
+/// given.
+fn to_yaml_as_written(rules: &[(Rule, String)], orders: Option<&[Vec<String>]>) -> String {
+    yaml(rules, Some(orders))
 }
 
-fn yaml(rules: &[(Rule, String)], as_written: bool) -> String {
+fn yaml(rules: &[(Rule, String)], as_written: Option<Option<&[Vec<String>]>>) -> String {
     rules
         .iter()
-        .map(|(rule, comments)| {
+        .enumerate()
+        .map(|(i, (rule, comments))| {
             let Value::Mapping(map) = to_value(rule) else {
                 unreachable!("a rule is a mapping")
             };
+            let order = as_written
+                .flatten()
+                .and_then(|o| o.get(i))
+                .map(Vec::as_slice);
+            let map = authored::in_order(map, order);
             let notes = key_comments(rule);
             let written = match as_written {
-                true => authored::fragments(rule),
-                false => Default::default(),
+                Some(_) => authored::fragments(rule),
+                None => Default::default(),
             };
             // Key by key, so the comments that stood above a key stay above it, and a key whose
             // value the author wrote as canonical content (in any quoting or flow style) stays
@@ -512,16 +522,23 @@ pub fn dropped_comment(original: &str, output: &str) -> Option<std::ops::Range<u
 /// canonical text: what `fmt --to` writes (a conversion, which the author's YAML style cannot
 /// survive in the DSL and should not differ by in YAML).
 pub fn render(rules: &[Rule], syntax: super::Syntax) -> String {
-    rendered(rules, syntax, false)
+    rendered(rules, syntax, false, false)
 }
 
-/// What `fmt FILE` writes back: [`render`], except that a YAML key whose value the author
-/// wrote as the canonical content keeps the author's text.
+/// What `fmt --canonical FILE` writes back: [`render`], except that a YAML key whose value
+/// the author wrote as the canonical content keeps the author's text (its quoting, flow style
+/// and comments).
 pub fn render_in_place(rules: &[Rule], syntax: super::Syntax) -> String {
-    rendered(rules, syntax, true)
+    rendered(rules, syntax, true, false)
 }
 
-fn rendered(rules: &[Rule], syntax: super::Syntax, as_written: bool) -> String {
+/// What `fmt FILE` writes back where [`layout`] does not lay the file out as written (a DSL
+/// file, or YAML it declines): [`render_in_place`] with each rule's keys in the author's order.
+pub fn render_in_author_order(rules: &[Rule], syntax: super::Syntax) -> String {
+    rendered(rules, syntax, true, true)
+}
+
+fn rendered(rules: &[Rule], syntax: super::Syntax, as_written: bool, ordered: bool) -> String {
     let with_comments: Vec<_> = rules
         .iter()
         .map(|r| {
@@ -529,9 +546,12 @@ fn rendered(rules: &[Rule], syntax: super::Syntax, as_written: bool) -> String {
             (r.clone(), comments)
         })
         .collect();
+    let orders = ordered
+        .then(|| authored::key_orders(rules, syntax))
+        .flatten();
     match syntax {
-        super::Syntax::Yaml if as_written => to_yaml_as_written(&with_comments),
+        super::Syntax::Yaml if as_written => to_yaml_as_written(&with_comments, orders.as_deref()),
         super::Syntax::Yaml => to_yaml(&with_comments),
-        super::Syntax::Dsl => to_dsl(&with_comments),
+        super::Syntax::Dsl => dsl::to_dsl_in_order(&with_comments, orders.as_deref()),
     }
 }

@@ -1,8 +1,8 @@
 """A second pattern matcher, written apart from regraft's: CPython's ``ast`` and ``tokenize``
-turned into a tree of the shape the README's pattern language describes, and a matcher over it.
+turned into a tree of the shape the docs' pattern language describes, and a matcher over it.
 
 regraft matches on tree-sitter's tree; this one never sees tree-sitter. What the two must agree
-on is what the README promises about patterns, stated here in CPython's terms:
+on is what the docs promise about patterns, stated here in CPython's terms:
 
 * structure is CPython's AST; a leaf (a name, a number, a string) equals one written with the
   same tokens (``'q'`` is not ``"q"``, ``1`` is not ``1.0``);
@@ -567,7 +567,7 @@ class Rule:
 
 def definitions(target: Tree) -> List[Tuple[str, str, Span]]:
     """Every class and function of ``target``: kind, name and span — from its first
-    decorator's ``@`` (a definition's decorators lie inside it, as the README says)."""
+    decorator's ``@`` (a definition's decorators lie inside it, as the docs say)."""
     out = []
     for node in ast.walk(ast.parse(target.source)):
         if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
