@@ -350,6 +350,7 @@ impl Fetcher {
             return Ok(dest);
         }
         let _ = std::fs::remove_dir_all(&dest);
+        let _task = crate::progress::begin(&format!("fetching {package}=={version}"), None);
         let scratch = self.cache.join(format!(".download-{package}-{version}"));
         let _ = std::fs::remove_dir_all(&scratch);
         let what = format!("fetching {package}=={version}");

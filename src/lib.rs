@@ -18,6 +18,7 @@ pub mod matrix;
 pub mod modules;
 pub mod pattern;
 pub mod prefilter;
+pub mod progress;
 #[cfg(feature = "python")]
 pub mod pyapi;
 pub mod python;

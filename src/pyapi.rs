@@ -209,7 +209,7 @@ impl<'a> Request<'a> {
         if let Some(path) = &self.selected_as {
             engine = engine.selecting_as(path);
         }
-        engine.check_versions_known()?;
+        engine.check_versions_known_at(self.target().path)?;
         Ok(engine)
     }
 

@@ -967,3 +967,122 @@ fn rule_errors_summary_names_a_broken_rule_file_in_one_line() {
         crate::util::text(&drift.stderr)
     );
 }
+
+#[test]
+fn version_names_the_commit_and_its_date() {
+    let out = crate::util::regraft_ok(&["--version"], crate::util::root());
+    let line = out.trim_end();
+    let inner = line
+        .strip_prefix(&format!("regraft {} (", env!("CARGO_PKG_VERSION")))
+        .and_then(|s| s.strip_suffix(')'))
+        .unwrap_or_else(|| panic!("{line}"));
+    let head = std::process::Command::new("git")
+        .args(["rev-parse", "--short=9", "HEAD"])
+        .current_dir(crate::util::root())
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string());
+    match head {
+        Some(commit) => {
+            let (built, date) = inner.split_once(' ').unwrap_or_else(|| panic!("{line}"));
+            assert_eq!(built.trim_end_matches("-modified"), commit, "{line}");
+            let digits: Vec<&str> = date.split('-').collect();
+            assert!(digits.len() == 3 && digits[0].len() == 4, "a date: {line}");
+        }
+        None => assert_eq!(inner, "not built from a git checkout"),
+    }
+}
+
+#[test]
+fn init_starts_a_project_whose_rules_pass_lint_fmt_and_their_tests() {
+    let dir = tempfile::tempdir().unwrap();
+    let said = crate::util::regraft_ok(&["init"], dir.path());
+    assert!(said.contains("regraft.toml"), "{said}");
+    for file in [
+        "regraft.toml",
+        "rules/example-rule.yaml",
+        ".pre-commit-config.yaml",
+    ] {
+        assert!(dir.path().join(file).is_file(), "{file}");
+    }
+    // The configuration points the commands at rules/: no -r needed.
+    let tested = crate::util::regraft_ok(&["test"], dir.path());
+    assert!(tested.ends_with("3 passed, 0 failed\n"), "{tested}");
+    crate::util::regraft_ok(&["lint", "--deny-warnings"], dir.path());
+    crate::util::regraft_ok(&["fmt", "--check"], dir.path());
+    let hooks = fs::read_to_string(dir.path().join(".pre-commit-config.yaml")).unwrap();
+    let hooks: serde_yaml::Value = serde_yaml::from_str(&hooks).unwrap();
+    let ids: Vec<&str> = hooks["repos"][0]["hooks"]
+        .as_sequence()
+        .unwrap()
+        .iter()
+        .filter_map(|h| h["id"].as_str())
+        .collect();
+    assert_eq!(ids, ["regraft-lint", "regraft-fmt"]);
+    // Again: refused, nothing touched.
+    let before = fs::read_to_string(dir.path().join("regraft.toml")).unwrap();
+    assert_eq!(regraft(&["init"], dir.path()).status.code(), Some(2));
+    assert_eq!(
+        fs::read_to_string(dir.path().join("regraft.toml")).unwrap(),
+        before
+    );
+    // A project with its own pre-commit set-up gets the snippet printed, its file untouched.
+    let other = tempfile::tempdir().unwrap();
+    fs::write(other.path().join(".pre-commit-config.yaml"), "repos: []\n").unwrap();
+    let said = crate::util::regraft_ok(&["init"], other.path());
+    assert!(
+        said.contains("add these hooks to it") && said.contains("id: regraft-lint"),
+        "{said}"
+    );
+    assert_eq!(
+        fs::read_to_string(other.path().join(".pre-commit-config.yaml")).unwrap(),
+        "repos: []\n"
+    );
+}
+
+/// Runs `regraft ARGS` in `dir` on a pseudo-terminal (util-linux `script`), its output as the
+/// terminal got it; `None` where `script` is not installed.
+fn on_a_terminal(args: &str, dir: &Path) -> Option<String> {
+    let command = format!("{} {args}", crate::util::regraft_bin().display());
+    let out = std::process::Command::new("script")
+        .args(["-qec", &command, "/dev/null"])
+        .current_dir(dir)
+        .env("NO_COLOR", "1")
+        .output()
+        .ok()?;
+    Some(text(&out.stdout))
+}
+
+#[test]
+fn long_runs_show_progress_on_a_terminal_and_nothing_in_a_pipe_or_with_quiet() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(
+        dir.path().join("r.yaml"),
+        "id: r\nmatch: \"torch.compile($X)\"\naction: {replace: \"maybe_compile($X)\"}\n",
+    )
+    .unwrap();
+    fs::create_dir(dir.path().join("tree")).unwrap();
+    for i in 0..300 {
+        fs::write(
+            dir.path().join(format!("tree/f{i}.py")),
+            format!("a = torch.compile(m{i})\n"),
+        )
+        .unwrap();
+    }
+    let Some(shown) = on_a_terminal("apply -r r.yaml tree --check", dir.path()) else {
+        eprintln!("skipped: util-linux `script` is not installed, so no pseudo-terminal");
+        return;
+    };
+    assert!(shown.contains("patching ["), "{shown}");
+    let matrix = on_a_terminal(
+        "matrix -r r.yaml --target transformers=1.0:tree",
+        dir.path(),
+    )
+    .unwrap();
+    assert!(matrix.contains("surveying transformers==1.0 ["), "{matrix}");
+    let quiet = on_a_terminal("-q apply -r r.yaml tree --check", dir.path()).unwrap();
+    assert!(!quiet.contains("patching"), "{quiet}");
+    let piped = regraft(&["apply", "-r", "r.yaml", "tree", "--check"], dir.path());
+    assert!(!text(&piped.stderr).contains("patching"));
+}

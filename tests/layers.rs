@@ -9,7 +9,7 @@ use crate::util::root;
 /// The floors, lowest first; a room (a top-level module of `src/`) may import from rooms on
 /// lower floors only. `actions` sits below `compile`, which reads each action's facts.
 const FLOORS: &[&[&str]] = &[
-    &["source", "edit", "prefilter"],
+    &["source", "edit", "prefilter", "progress"],
     &["python", "targets", "modules", "fetch", "write", "config"],
     &["rules"],
     &["versions", "pattern", "reach"],

@@ -66,6 +66,14 @@ fn sarif_has_tool_rules_and_located_results() {
     for r in results {
         let index = r["ruleIndex"].as_u64().unwrap() as usize;
         assert_eq!(rules[index]["id"], r["ruleId"]);
+        // The rule's id, with the diagnostic code as a property.
+        assert_eq!(r["ruleId"], "a", "{r}");
+        assert!(
+            r["properties"]["code"]
+                .as_str()
+                .unwrap()
+                .starts_with("regraft::")
+        );
         assert!(matches!(r["level"].as_str(), Some("error" | "warning")));
         let loc = &r["locations"][0]["physicalLocation"];
         assert!(

@@ -263,3 +263,65 @@ fn an_effect_that_is_not_python_is_refused_when_the_rule_loads() {
         assert!(stderr.contains(says), "{effect}: {stderr}");
     }
 }
+
+#[test]
+fn update_shows_what_it_wrote_and_review_writes_only_what_is_accepted() {
+    let dir = tempfile::tempdir().unwrap();
+    crate::util::regraft_ok(&["new", "rule", "demo"], dir.path());
+    let snapshot = dir.path().join("rules/demo.tests/patches-1.0.expected.py");
+    let rule = dir.path().join("rules/demo.yaml");
+    let edited = fs::read_to_string(&rule)
+        .unwrap()
+        .replace("new_call", "newer_call");
+    fs::write(&rule, edited).unwrap();
+
+    // Review, answered "skip" then (input ended) nothing: the snapshot stays; the case fails.
+    let skipped = crate::util::regraft_with_stdin(&["test", "--review"], dir.path(), "s\n");
+    assert_eq!(skipped.status.code(), Some(1));
+    let said = text(&skipped.stdout);
+    assert!(
+        said.contains("-result = new_call(1, key=2)\n+result = newer_call(1, key=2)"),
+        "{said}"
+    );
+    assert!(
+        said.contains("write it? [a]ccept, [s]kip: skipped"),
+        "{said}"
+    );
+    assert!(fs::read_to_string(&snapshot).unwrap().contains("new_call("));
+    let ended = crate::util::regraft_with_stdin(&["test", "--review"], dir.path(), "");
+    assert_eq!(ended.status.code(), Some(1));
+
+    // Accepted: written, and the case passes.
+    let accepted = crate::util::regraft_with_stdin(&["test", "--review"], dir.path(), "a\n");
+    assert_eq!(
+        accepted.status.code(),
+        Some(0),
+        "{}",
+        text(&accepted.stdout)
+    );
+    assert!(
+        fs::read_to_string(&snapshot)
+            .unwrap()
+            .contains("newer_call(")
+    );
+
+    // --update writes every difference and shows it as a diff.
+    let again = fs::read_to_string(&rule)
+        .unwrap()
+        .replace("newer_call", "newest_call");
+    fs::write(&rule, again).unwrap();
+    let updated = regraft(&["test", "--update"], dir.path());
+    assert_eq!(updated.status.code(), Some(0));
+    let said = text(&updated.stdout);
+    assert!(
+        said.contains("UPDATED demo › patches-1.0: wrote rules/demo.tests/patches-1.0.expected.py"),
+        "{said}"
+    );
+    assert!(said.contains("+result = newest_call(1, key=2)"), "{said}");
+    assert!(
+        regraft(&["test", "--update", "--review"], dir.path())
+            .status
+            .code()
+            == Some(2)
+    );
+}

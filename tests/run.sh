@@ -11,7 +11,20 @@ cargo test --locked
 # a venv per interpreter under target/, so nothing outside the repository is touched.
 builder=${PYTHON:-python3}
 rm -rf target/wheels
-"$builder" -m pip wheel --quiet --disable-pip-version-check --no-deps -w target/wheels .
+# `-v` shows cargo's progress through the release build (about 10 minutes on 2 cores) rather
+# than minutes of silence.
+echo "=== building the wheel (maturin, a release build)"
+mkdir -p target
+set +o pipefail
+"$builder" -m pip wheel -v --disable-pip-version-check --no-deps -w target/wheels . 2>&1 \
+    | tee target/wheel-build.log | { grep --line-buffered -E '^ *(Compiling|Finished|Built|Building) ' || true; }
+built=${PIPESTATUS[0]}
+set -o pipefail
+if [ "$built" != 0 ]; then
+    tail -n 60 target/wheel-build.log >&2
+    echo "!!! the wheel did not build (target/wheel-build.log)" >&2
+    exit "$built"
+fi
 wheel=$(ls target/wheels/regraft-*.whl)
 
 # An interpreter of CPython 3.MINOR: pyenv's build of it, else one on PATH; only one that runs.
@@ -66,7 +79,8 @@ for minor in "${targets[@]}"; do
         "luaparser>=3" "tomli>=2; python_version < '3.11'"
     "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --force-reinstall --no-deps "$wheel"
     echo "=== tests/python on $("$venv/bin/python" --version) ($python)"
-    REGRAFT_BIN="$PWD/target/debug/regraft" "$venv/bin/python" -m pytest tests/python
+    # `-rs`: every skip with its reason in the summary (a missing tool says so, not a dot).
+    REGRAFT_BIN="$PWD/target/debug/regraft" "$venv/bin/python" -m pytest -rs tests/python
 done
 
 # The documentation site, built by MkDocs (from PyPI, in its own venv under target/) in strict

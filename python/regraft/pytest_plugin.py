@@ -230,7 +230,12 @@ def _roots(raw: List[str], base: Path) -> List[Path]:
 def _add_to_arguments(config: pytest.Config, roots: List[Path], base: Path) -> List[Path]:
     """Adds each root to the paths pytest collects, unless an argument already holds it or lies
     inside it (pytest 8 collects an argument that overlaps another only once, losing the rest
-    of the wider one); the folders added."""
+    of the wider one); the folders added. Where no path was given, the roots alone."""
+    # No path on the command line: pytest filled in its `testpaths` (or the working folder).
+    # `pytest --regraft rules` asks for the rules' items, not the project's own tests too.
+    source = getattr(config, "args_source", None)
+    if source in (pytest.Config.ArgsSource.TESTPATHS, pytest.Config.ArgsSource.INVOCATION_DIR):
+        config.args[:] = []
     given = [Path(os.path.abspath(base / arg.split("::")[0])) for arg in config.args]
     added = []
     for root in roots:

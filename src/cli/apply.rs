@@ -173,13 +173,18 @@ fn print_findings(outcomes: &[Outcome], args: &ApplyArgs, written: bool) -> Resu
         let p = match &o.result {
             Ok(p) => p,
             Err(e) => {
-                findings.push(Finding::of_diagnostic(e, &o.file.display));
+                let mut finding = Finding::of_diagnostic(e, &o.file.display);
+                if let Error::Patch(p) = e {
+                    finding.rule = p.rule_id().map(str::to_string);
+                }
+                findings.push(finding);
                 continue;
             }
         };
         for w in &p.warnings {
             let mut finding = Finding::of_diagnostic(w, &o.file.display);
             finding.severity = Level::Warning;
+            finding.rule = w.rule_id().map(str::to_string);
             findings.push(finding);
         }
         let level = if args.check {
@@ -192,12 +197,14 @@ fn print_findings(outcomes: &[Outcome], args: &ApplyArgs, written: bool) -> Resu
             for m in r.matches.iter().filter(|m| !m.edits.is_empty()) {
                 findings.push(Finding {
                     severity: level,
+                    // An annotation's title names the rule (its code is where it applied).
                     code: r.rule.clone(),
                     message: format!("rule `{}` {what} here", r.rule),
                     file: o.file.display.clone(),
                     start: m.start,
                     end: m.end,
                     help: None,
+                    rule: Some(r.rule.clone()),
                 });
             }
         }
@@ -325,9 +332,15 @@ fn patch_files(
     args: &ApplyArgs,
     files: Vec<TargetFile>,
 ) -> Vec<Outcome> {
+    // A bar for a run long enough to wait on; a few files finish before it would draw.
+    let task =
+        (files.len() >= 200).then(|| crate::progress::begin("patching", Some(files.len() as u64)));
     files
         .into_par_iter()
         .map(|file| {
+            if let Some(task) = &task {
+                task.step();
+            }
             let original = if plan.stdin {
                 read_stdin(&file)
             } else {

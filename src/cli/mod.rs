@@ -10,6 +10,7 @@ mod fmt;
 mod lint;
 mod matrix;
 mod new;
+mod progress;
 mod reach;
 mod repo_paths;
 mod test;
@@ -32,8 +33,11 @@ use crate::targets::TargetError;
 use crate::versions::VersionEnv;
 
 /// Declarative, versioned source patches for Python libraries.
+/// The version `--version` prints: the crate's, the commit it was built from and its date.
+const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (", env!("REGRAFT_BUILD"), ")");
+
 #[derive(Debug, Parser)]
-#[command(name = "regraft", version, about)]
+#[command(name = "regraft", version = VERSION, about)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -127,6 +131,7 @@ impl Command {
             Command::Matrix(a) => a.configure(config),
             Command::Bisect(a) => a.configure(config),
             Command::New(_)
+            | Command::Init(_)
             | Command::Completions(_)
             | Command::Reach(_)
             | Command::Docs(_)
@@ -183,6 +188,9 @@ enum Command {
     Bisect(bisect::BisectArgs),
     /// Whether a release's code calls a function from given entry points, and how.
     Reach(reach::ReachArgs),
+    /// Start a project: a regraft.toml, a rules/ folder with one rule and its cases, and a
+    /// pre-commit set-up.
+    Init(new::InitArgs),
     /// Scaffold a rule with its tests folder: `regraft new rule NAME`.
     New(new::NewArgs),
     /// Print a shell completion script: `regraft completions bash > /etc/bash_completion.d/regraft`.
@@ -228,6 +236,7 @@ where
     let level =
         i8::try_from(cli.verbose).unwrap_or(i8::MAX) - i8::try_from(cli.quiet).unwrap_or(i8::MAX);
     VERBOSITY.store(level, std::sync::atomic::Ordering::Relaxed);
+    progress::install(level);
     SUMMARY.store(
         cli.rule_errors == RuleErrors::Summary,
         std::sync::atomic::Ordering::Relaxed,
@@ -255,6 +264,7 @@ where
         Command::Bisect(args) => bisect::run(args),
         Command::Reach(args) => reach::run(args),
         Command::New(args) => new::run(args),
+        Command::Init(args) => new::init(args),
         Command::Completions(args) => new::completions(args),
         Command::Docs(args) => docs::run(args),
         Command::Lsp => Ok(match crate::lsp::serve() {

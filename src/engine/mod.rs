@@ -200,7 +200,24 @@ impl<'r> Engine<'r> {
     /// Refuses rules that would run but whose required package has no known version: such a
     /// rule can be neither applied nor skipped with confidence.
     pub fn check_versions_known(&self) -> Result<(), RuleError> {
-        for (rule, gate) in self.gates() {
+        self.versions_known(None)
+    }
+
+    /// As [`Self::check_versions_known`], for the rules that look at the file at `path` only:
+    /// a rule whose `files` leave the file out is not asked what version it wants.
+    pub fn check_versions_known_at(&self, path: &str) -> Result<(), RuleError> {
+        self.versions_known(Some(self.selecting(path)))
+    }
+
+    fn versions_known(&self, selected: Option<Vec<bool>>) -> Result<(), RuleError> {
+        let looks = |rule: &CompiledRule| {
+            let at = self.rules.rules.iter().position(|r| std::ptr::eq(r, rule));
+            match (&selected, at) {
+                (Some(s), Some(i)) => s[i],
+                _ => true,
+            }
+        };
+        for (rule, gate) in self.gates().filter(|(r, _)| looks(r)) {
             if let Gate::Unknown { requirement } = gate {
                 let package = requirement.package.value.clone();
                 return Err(RuleError::new(

@@ -38,7 +38,16 @@ pub fn lint_text(name: &str, text: &str, syntax: crate::rules::Syntax) -> Vec<Ru
 fn lint_reads(reads: Vec<crate::rules::ReadRules>) -> Vec<RuleError> {
     let mut findings = Vec::new();
     let mut loaded: Vec<Rule> = Vec::new();
+    // Where each rule stands, read or not, to say which rule a finding is in.
+    let mut places: Vec<(String, std::ops::Range<usize>, String)> = Vec::new();
     for read in reads {
+        for rule in read.rules.iter().chain(&read.partial) {
+            let (file, span) = (
+                rule.origin.file.name().to_string(),
+                rule.origin.span.clone(),
+            );
+            places.push((file, span, rule.id.value.clone()));
+        }
         loaded.extend(read.rules);
         findings.extend(read.errors);
         // What compiling finds in a rule that did not read: errors of other keys.
@@ -77,6 +86,15 @@ fn lint_reads(reads: Vec<crate::rules::ReadRules>) -> Vec<RuleError> {
         .all(|f| f.kind.severity() != Severity::Error);
     if clean && let Err(e) = RuleSet::compile(loaded) {
         findings.push(e);
+    }
+    for f in findings.iter_mut().filter(|f| f.rule.is_none()) {
+        f.rule = places
+            .iter()
+            .filter(|(file, span, id)| {
+                *file == f.file_name && span.contains(&f.span.start) && !id.is_empty()
+            })
+            .map(|(_, _, id)| id.clone())
+            .next();
     }
     findings
 }

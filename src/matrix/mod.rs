@@ -202,10 +202,16 @@ pub fn run(rules: &RuleSet, targets: &[MatrixTarget], with: &VersionEnv) -> Resu
             modules: &modules,
             reuse: &reuse,
         };
+        let label = format!("surveying {}=={}", target.package, target.version);
+        let task = crate::progress::begin(&label, Some(files.len() as u64));
         let outcomes: Vec<Arc<FileOutcome>> = files
             .par_iter()
-            .map(|file| survey_file(&shared, &target.dir, file))
+            .map(|file| {
+                task.step();
+                survey_file(&shared, &target.dir, file)
+            })
             .collect();
+        drop(task);
         let mut reach = Reach::default();
         for (index, rule) in rules.rules.iter().enumerate() {
             let cell = row(target, RuleId(index), rule, &versions, &outcomes);

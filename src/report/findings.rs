@@ -67,6 +67,9 @@ pub struct Finding {
     /// A hint, if any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub help: Option<String>,
+    /// The id of the rule it is about, where it is about one (SARIF's `ruleId`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rule: Option<String>,
 }
 
 /// Line 1, column 1: where a finding without a better place points.
@@ -92,6 +95,7 @@ impl Finding {
             start: index.line_col(text, start),
             end: index.line_col(text, range.end.clamp(start, text.len())),
             help: None,
+            rule: None,
         }
     }
 
@@ -103,14 +107,16 @@ impl Finding {
         rule: &Rule,
     ) -> Self {
         let file = &rule.origin.file;
-        Self::at(
+        let mut finding = Self::at(
             level,
             code,
             message,
             file.name(),
             file.text(),
             rule.id.span.clone(),
-        )
+        );
+        finding.rule = Some(rule.id.value.clone());
+        finding
     }
 
     /// A diagnostic as a finding: its code, its message and the place of its first label
@@ -128,6 +134,7 @@ impl Finding {
             start: TOP,
             end: TOP,
             help: diagnostic.help().map(|h| h.to_string()),
+            rule: None,
         };
         let label = diagnostic.labels().and_then(|mut l| l.next());
         if let (Some(source), Some(label)) = (diagnostic.source_code(), label) {
@@ -195,23 +202,29 @@ pub fn github(findings: &[Finding]) -> String {
         .collect()
 }
 
-/// A SARIF 2.1.0 log of the findings: one run, one reporting rule per distinct code.
+/// A SARIF 2.1.0 log of the findings: one run, one reporting rule per regraft rule. A
+/// result's `ruleId` is the id of the rule it is about, and its diagnostic code is the
+/// property `code`; a finding about no rule (a rule file that does not parse, a target CPython
+/// rejects) takes its code as `ruleId`.
 pub fn sarif(findings: &[Finding]) -> serde_json::Value {
-    let mut codes: Vec<&str> = findings.iter().map(|f| f.code.as_str()).collect();
-    codes.sort_unstable();
-    codes.dedup();
-    let rules: Vec<serde_json::Value> = codes
+    let rule_id = |f: &Finding| f.rule.clone().unwrap_or_else(|| f.code.clone());
+    let mut ids: Vec<String> = findings.iter().map(rule_id).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    let rules: Vec<serde_json::Value> = ids
         .iter()
         .map(|c| serde_json::json!({"id": c, "shortDescription": {"text": c}}))
         .collect();
     let results: Vec<serde_json::Value> = findings
         .iter()
         .map(|f| {
+            let id = rule_id(f);
             serde_json::json!({
-                "ruleId": f.code,
-                "ruleIndex": codes.iter().position(|c| *c == f.code),
+                "ruleId": id,
+                "ruleIndex": ids.iter().position(|c| *c == id),
                 "level": f.severity.sarif(),
                 "message": {"text": f.full_message()},
+                "properties": {"code": f.code},
                 "locations": [{
                     "physicalLocation": {
                         "artifactLocation": {"uri": crate::source::path_uri(&f.file)},

@@ -30,5 +30,6 @@ fn finding(e: &RuleError, index: &LineIndex) -> Finding {
         start: index.line_col(text, e.span.start),
         end: index.line_col(text, e.span.end.max(e.span.start)),
         help: e.help.clone(),
+        rule: e.rule.clone(),
     }
 }

@@ -305,6 +305,8 @@ pub struct RuleError {
     pub help: Option<String>,
     /// The rule file.
     pub file: SourceFile,
+    /// The id of the rule it is in, where it is in one that has an id (set by `lint`).
+    pub rule: Option<String>,
     source_code: crate::source::Source,
 }
 
@@ -317,6 +319,7 @@ impl RuleError {
             span,
             help: None,
             file: file.clone(),
+            rule: None,
             source_code: file.named_source_in("yaml"),
         }
     }

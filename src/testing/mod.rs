@@ -25,8 +25,33 @@ pub struct CaseResult {
     pub case: String,
     /// `None` when it passed; otherwise what went wrong.
     pub failure: Option<Failure>,
-    /// Whether `--update` wrote its snapshot.
+    /// Whether `--update` (or an accepted `--review`) wrote its snapshot.
     pub updated: bool,
+    /// What was written, where it was: the snapshot's path, its text before (none for a new
+    /// one) and after.
+    pub wrote: Option<Wrote>,
+}
+
+/// A snapshot `--update` or `--review` wrote.
+#[derive(Debug, Clone)]
+pub struct Wrote {
+    /// The snapshot file.
+    pub path: std::path::PathBuf,
+    /// Its text before, where there was one.
+    pub before: Option<String>,
+    /// What it holds now.
+    pub after: String,
+}
+
+/// What to do with a snapshot that differs from a case's output (or is missing).
+pub enum Update<'a> {
+    /// Compare: a difference fails the case.
+    No,
+    /// Write every one that differs.
+    All,
+    /// Write those `accept` says yes to, shown the snapshot's path, its text (none for a new
+    /// one) and the output; the others fail as differences do.
+    Ask(&'a mut dyn FnMut(&std::path::Path, Option<&str>, &str) -> bool),
 }
 
 /// Why a case failed.
@@ -80,7 +105,11 @@ fn with_dependencies(rule: &Rule, all: &[Rule]) -> Vec<Rule> {
 
 /// Runs every case of `rule`, together with the rules it runs `after` and its group's members
 /// (from `all`), so a case sees what the rule sees in a real run; `update` writes snapshots instead of comparing them.
-pub fn run_rule(rule: &Rule, all: &[Rule], update: bool) -> Result<Vec<CaseResult>, Error> {
+pub fn run_rule(
+    rule: &Rule,
+    all: &[Rule],
+    update: &mut Update<'_>,
+) -> Result<Vec<CaseResult>, Error> {
     let set = RuleSet::compile(with_dependencies(rule, all))?;
     let mut results = Vec::new();
     // Cases whose output differs from their input: those an `effect` is judged on.
@@ -114,7 +143,7 @@ pub fn run_rule(rule: &Rule, all: &[Rule], update: bool) -> Result<Vec<CaseResul
             _ => None,
         };
         let patched = outcome.as_ref().ok().map(|p| p.output.clone());
-        let (failure, updated) = judge(&case, outcome, run_drift, &snapshot, update)?;
+        let (failure, wrote) = judge(&case, outcome, run_drift, &snapshot, update)?;
         let failure = failure.or_else(|| {
             control.map(|message| Failure {
                 message,
@@ -137,7 +166,8 @@ pub fn run_rule(rule: &Rule, all: &[Rule], update: bool) -> Result<Vec<CaseResul
             rule: rule.id.value.clone(),
             case: case.name.value.clone(),
             failure,
-            updated,
+            updated: wrote.is_some(),
+            wrote,
         });
     }
     if rule.effect.is_some() && effects == 0 {
@@ -150,21 +180,22 @@ pub fn run_rule(rule: &Rule, all: &[Rule], update: bool) -> Result<Vec<CaseResul
                 texts: None,
             }),
             updated: false,
+            wrote: None,
         });
     }
     Ok(results)
 }
 
-/// What a case's outcome means against what it expects: the failure, if any, and whether
-/// `update` wrote its snapshot.
+/// What a case's outcome means against what it expects: the failure, if any, and what
+/// `update` wrote of its snapshot.
 fn judge(
     case: &crate::rules::model::TestCase,
     outcome: Result<crate::engine::Patched, crate::engine::PatchError>,
     run_drift: Option<String>,
     snapshot: &std::path::Path,
-    update: bool,
-) -> Result<(Option<Failure>, bool), Error> {
-    let mut updated = false;
+    update: &mut Update<'_>,
+) -> Result<(Option<Failure>, Option<Wrote>), Error> {
+    let mut wrote = None;
     let failure = match (&case.expectation, outcome) {
         (TestExpectation::Error(kind), Ok(_)) if run_drift.is_some() => {
             (kind != "drift").then(|| Failure {
@@ -200,28 +231,40 @@ fn judge(
         }),
         (TestExpectation::Snapshot, Ok(p)) => {
             let (failure, written) = compare_snapshot(snapshot, p.output, update)?;
-            updated = written;
+            wrote = written;
             failure
         }
     };
-    Ok((failure, updated))
+    Ok((failure, wrote))
 }
 
-/// A case's output against its snapshot: the failure, if any, and whether `update` wrote the
-/// snapshot instead.
+/// A case's output against its snapshot: the failure, if any, or what `update` wrote
+/// instead.
 fn compare_snapshot(
     snapshot: &std::path::Path,
     output: String,
-    update: bool,
-) -> Result<(Option<Failure>, bool), Error> {
+    update: &mut Update<'_>,
+) -> Result<(Option<Failure>, Option<Wrote>), Error> {
     let stored = fs::read_to_string(snapshot).ok();
-    if update && stored.as_deref() != Some(output.as_str()) {
+    let differs = stored.as_deref() != Some(output.as_str());
+    let write = differs
+        && match update {
+            Update::No => false,
+            Update::All => true,
+            Update::Ask(accept) => accept(snapshot, stored.as_deref(), &output),
+        };
+    if write {
         if let Some(dir) = snapshot.parent() {
             fs::create_dir_all(dir).map_err(|e| crate::source::FileError::io(dir, e))?;
         }
         let old = stored.as_deref().map(str::as_bytes);
         crate::write::write_one(snapshot, old, &output)?;
-        return Ok((None, true));
+        let wrote = Wrote {
+            path: snapshot.to_path_buf(),
+            before: stored,
+            after: output,
+        };
+        return Ok((None, Some(wrote)));
     }
     let failure = match stored {
         None => Some(Failure {
@@ -237,7 +280,7 @@ fn compare_snapshot(
         }),
         Some(_) => None,
     };
-    Ok((failure, false))
+    Ok((failure, None))
 }
 
 /// The test-case name of an engine error kind.

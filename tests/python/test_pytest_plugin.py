@@ -405,7 +405,24 @@ def test_a_hidden_rule_folder_under_the_collected_arguments_is_collected(project
     project.makepyfile(test_plain="def test_plain():\n    pass\n")
     (project.path / ".config" / "test_skipped.py").parent.mkdir(exist_ok=True)
     (project.path / ".config" / "test_skipped.py").write_text("def test_x():\n    assert 0\n")
-    # No argument: pytest collects the invocation folder, which holds the rules.
-    result = _run(project, "--regraft", folder, "-p", "no:randomly")
+    # The invocation folder as the argument: it holds the rules, collected there too.
+    result = _run(project, "--regraft", folder, "-p", "no:randomly", ".")
     result.assert_outcomes(passed=2, failed=1)
     result.stdout.fnmatch_lines([f"FAILED {folder}/solo.yaml::solo-drifted::installed*"])
+    # No argument at all: `--regraft` asks for the rules' items alone, not the project's tests.
+    result = _run(project, "--regraft", folder, "-p", "no:randomly")
+    result.assert_outcomes(passed=1, failed=1)
+    assert "test_plain" not in result.stdout.str()
+
+
+def test_with_testpaths_and_no_argument_only_the_rule_items_are_collected(project):
+    """`pytest --regraft rules` in a project whose `testpaths` name its own tests (this
+    repository's do) collects the rules' items only."""
+    (project.path / "tests").mkdir()
+    (project.path / "tests" / "test_own.py").write_text("def test_own():\n    pass\n")
+    project.makeini("[pytest]\ntestpaths = tests\n")
+    result = _run(project, "--regraft", "rules", "--collect-only", "-q")
+    collected = [l for l in result.stdout.lines if "::" in l]
+    assert collected and all(l.startswith("rules/") for l in collected), collected
+    result = _run(project, "--collect-only", "-q")
+    assert any("test_own" in l for l in result.stdout.lines), result.stdout.lines

@@ -30,3 +30,12 @@ def test_the_readme_python_example_says_what_it_needs_or_runs():
     run = subprocess.run([sys.executable, "-c", example], cwd=ROOT, capture_output=True,
                          text=True, timeout=600)
     assert run.returncode == 0, run.stderr
+
+
+def test_the_test_command_says_why_it_skips_and_shows_the_wheel_build():
+    script = (ROOT / "tests" / "run.sh").read_text()
+    pytest_lines = [l for l in script.splitlines() if "-m pytest" in l]
+    assert pytest_lines and all(" -rs " in l for l in pytest_lines), pytest_lines
+    wheel = next(l for l in script.splitlines() if "pip wheel" in l)
+    assert "--quiet" not in wheel and " -v " in wheel, wheel
+    assert "Compiling" in script, "cargo's progress lines are shown"
